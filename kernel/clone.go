@@ -1,0 +1,335 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// csignal is CSIGNAL: the low byte of clone(2)'s flags is the exit signal.
+const csignal = 0xff
+
+// CloneArgs are clone's arguments.
+type CloneArgs struct {
+	// Flags are CLONE_* flags; bits in the low byte (CSIGNAL) are ignored.
+	Flags uint64
+	// ExitSignal is sent to the parent when the child exits (SIGCHLD for
+	// fork; 0 for none). Only its low byte counts, as with clone(2).
+	ExitSignal int
+}
+
+// Fork is fork(2): Clone with SIGCHLD and no flags.
+func (t *Task) Fork() (*Task, error) {
+	return t.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
+}
+
+// Clone creates a task (copy_process): a new process, or with
+// CLONE_THREAD|CLONE_SIGHAND|CLONE_VM a thread of the caller's process.
+// The new task is complete, and findable by pid, when Clone returns.
+//
+// Errors: EINVAL for inconsistent flags (A1–A4) or CLONE_NEWUSER, which is
+// not modelled; EAGAIN when RLIMIT_NPROC, the thread limit or the pid
+// range is exhausted (A7, A8, A11); EPERM for CLONE_NEWPID without
+// CAP_SYS_ADMIN; ENOSPC past 32 nested pid namespaces; ENOMEM when the
+// target pid namespace's init has died (A13); EINTR when the caller's
+// process started exiting meanwhile.
+func (t *Task) Clone(args CloneArgs) (*Task, error) {
+	if !t.alive() {
+		return nil, unix.ESRCH
+	}
+	flags := args.Flags &^ csignal
+	if err := t.checkCloneFlags(flags); err != nil {
+		return nil, err
+	}
+	k := t.k
+	creds := t.creds.Load()
+	child := &Task{k: k}
+	child.creds.Store(creds)
+	child.nice.Store(t.nice.Load())
+
+	// RLIMIT_NPROC counts the child against its user first (A7).
+	u := t.user.Load()
+	if u != nil {
+		n := u.tasks.Add(1)
+		if uint64(n) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur &&
+			!creds.HasCap(unix.CAP_SYS_RESOURCE) && !creds.HasCap(unix.CAP_SYS_ADMIN) {
+			u.tasks.Add(-1)
+			return nil, unix.EAGAIN
+		}
+		child.user.Store(u)
+	}
+	undo := func() {
+		child.chargeUser(nil)
+	}
+	if limit := k.cfg.ThreadLimit; limit > 0 {
+		if k.nrThreads.Add(1) > int64(limit) {
+			k.nrThreads.Add(-1)
+			undo()
+			return nil, unix.EAGAIN // A8
+		}
+		undo = func() {
+			k.nrThreads.Add(-1)
+			child.chargeUser(nil)
+		}
+	}
+
+	ns := t.nsForChildren.Load()
+	if flags&unix.CLONE_NEWPID != 0 {
+		var err error
+		if ns, err = t.newPIDNamespaceFor(creds); err != nil {
+			undo()
+			return nil, err
+		}
+	}
+	p, serial, err := allocPID(ns, child)
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	child.pid = p
+	child.nsForChildren.Store(ns)
+
+	if flags&unix.CLONE_THREAD != 0 {
+		err = t.linkThread(child)
+	} else {
+		err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal)
+	}
+	if err != nil {
+		p.put()
+		undo()
+		return nil, err
+	}
+	return child, nil
+}
+
+// checkCloneFlags is copy_process's flag validation (A1–A4).
+func (t *Task) checkCloneFlags(flags uint64) error {
+	has := func(f uint64) bool { return flags&f == f }
+	switch {
+	case has(unix.CLONE_NEWNS | unix.CLONE_FS), has(unix.CLONE_NEWUSER | unix.CLONE_FS):
+		return unix.EINVAL
+	case has(unix.CLONE_THREAD) && !has(unix.CLONE_SIGHAND):
+		return unix.EINVAL
+	case has(unix.CLONE_SIGHAND) && !has(unix.CLONE_VM):
+		return unix.EINVAL
+	case has(unix.CLONE_PARENT) && t.tg.unkillable:
+		return unix.EINVAL // A3: inits never get siblings
+	case has(unix.CLONE_THREAD) && (flags&(unix.CLONE_NEWUSER|unix.CLONE_NEWPID) != 0 ||
+		t.nsForChildren.Load() != t.tg.ns):
+		return unix.EINVAL // A4
+	case has(unix.CLONE_NEWUSER):
+		return unix.EINVAL // user namespaces are not modelled
+	}
+	return nil
+}
+
+// newPIDNamespaceFor creates the namespace for CLONE_NEWPID or
+// unshare(CLONE_NEWPID) (copy_pid_ns).
+func (t *Task) newPIDNamespaceFor(creds *Creds) (*PIDNamespace, error) {
+	if !creds.HasCap(unix.CAP_SYS_ADMIN) {
+		return nil, unix.EPERM
+	}
+	parent := t.nsForChildren.Load()
+	if parent != t.tg.ns {
+		return nil, unix.EINVAL
+	}
+	return newPIDNamespace(t.k, parent, parent.PIDMax())
+}
+
+// newThreadGroup makes the process a new child task leads (copy_signal),
+// not yet linked anywhere.
+func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flags uint64) *ThreadGroup {
+	parent := t.tg
+	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns}
+	tg.mu.Init(threadGroupClass, serial)
+	if flags&unix.CLONE_SIGHAND != 0 {
+		tg.sighand = parent.sighand
+	} else {
+		tg.sighand = newSignalHandlers(parent.sighand.table.Load())
+	}
+	tg.rlimits.Store(parent.rlimits.Load())
+	tg.hasChildSubreaper.Store(parent.hasChildSubreaper.Load() || parent.isChildSubreaper.Load())
+	tg.execSeq.Store(parent.execSeq.Load())
+	tg.leader.Store(child)
+	child.tg = tg
+	// is_child_reaper: whoever gets pid 1 of a namespace is its init.
+	tg.unkillable = child.pid.nrs[ns.level] == 1
+	// Nobody else can reach tg yet; the lock only satisfies the
+	// annotations of the fields it guards.
+	tg.mu.Lock()
+	tg.threads.pushBack(child, threadLinkOf)
+	tg.liveThreads = 1
+	tg.mu.Unlock()
+	if tg.unkillable {
+		ns.childReaper.Store(child)
+	}
+	return tg
+}
+
+// linkThread adds a new thread to the caller's process.
+func (t *Task) linkThread(child *Task) error {
+	tg := t.tg
+	child.tg = tg
+	// The process lock orders the link against exit_group and fatal
+	// signals: a thread is either linked before the group exit (and is
+	// killed with its siblings) or not at all.
+	tg.mu.Lock()
+	err := t.linkThreadLocked(child)
+	tg.mu.Unlock()
+	return err
+}
+
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) linkThreadLocked(child *Task) error {
+	tg := t.tg
+	if tg.groupExiting || t.killPending {
+		return unix.EINTR
+	}
+	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
+		return unix.ENOMEM // the namespace's init died meanwhile
+	}
+	tg.threads.pushBack(child, threadLinkOf)
+	tg.liveThreads++
+	return nil
+}
+
+// linkProcess makes the new process ctg a child of the caller (or, with
+// CLONE_PARENT, of the caller's parent) and a member of the caller's
+// process group, and publishes it.
+//
+// +checklocksignore: which process locks it takes depends on CLONE_PARENT;
+// lockstat checks their order at run time.
+func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int) error {
+	tg := t.tg
+	for {
+		pg := tg.pgrp.Load()
+		parent := t
+		if flags&unix.CLONE_PARENT != 0 {
+			parent = tg.parent.Load()
+		}
+		ptg := parent.tg
+		// The group's lock makes joining it atomic against a walk over
+		// the group (kill of a process group); the parent's lock guards
+		// its children list and orders the link against the parent's
+		// reparenting. With CLONE_PARENT the caller's own lock, which
+		// comes after its parent's, orders the link against the caller's
+		// group exit.
+		pg.mu.Lock()
+		ptg.mu.Lock()
+		if ptg != tg {
+			tg.mu.Lock()
+		}
+		unlock := func() {
+			if ptg != tg {
+				tg.mu.Unlock()
+			}
+			ptg.mu.Unlock()
+			pg.mu.Unlock()
+		}
+		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
+			unlock() // moved meanwhile: start over with the new owners
+			continue
+		}
+		if tg.groupExiting || t.killPending {
+			unlock()
+			return unix.EINTR
+		}
+		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
+			unlock()
+			return unix.ENOMEM
+		}
+		if parent == t {
+			ctg.exitSignal = int32(exitSignal)
+			ctg.parentExecSeq = tg.execSeq.Load()
+		} else {
+			ctg.exitSignal = tg.exitSignal
+			ctg.parentExecSeq = tg.parentExecSeq
+		}
+		ctg.parent.Store(parent)
+		ptg.children.pushBack(ctg, siblingLinkOf)
+		parent.nrChildren.Add(1)
+		ptg.nrChildren[waitClass(ctg.exitSignal)]++
+		if ptg.hasChildSubreaper.Load() || ptg.isChildSubreaper.Load() {
+			ctg.hasChildSubreaper.Store(true)
+		}
+		ctg.pgrp.Store(pg)
+		pg.members.pushBack(ctg, pgrpLinkOf)
+		unlock()
+		return nil
+	}
+}
+
+// Unshare is unshare(2) for the namespaces the model has: CLONE_NEWPID
+// makes the caller's future children start a new pid namespace, whose
+// first child becomes its init. Other namespace flags are accepted and
+// have no effect. Errors: EINVAL for unknown flags, for CLONE_THREAD,
+// CLONE_SIGHAND or CLONE_VM in a multi-threaded process, for a second
+// CLONE_NEWPID, and for CLONE_NEWUSER (not modelled); EPERM without
+// CAP_SYS_ADMIN; ENOSPC past 32 levels.
+func (t *Task) Unshare(flags uint64) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	const known = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_SIGHAND |
+		unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SYSVSEM | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+		unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+	if flags&^known != 0 {
+		return unix.EINVAL
+	}
+	if flags&(unix.CLONE_THREAD|unix.CLONE_SIGHAND|unix.CLONE_VM) != 0 {
+		t.tg.mu.Lock()
+		multi := t.tg.threads.len > 1
+		t.tg.mu.Unlock()
+		if multi {
+			return unix.EINVAL
+		}
+	}
+	if flags&unix.CLONE_NEWUSER != 0 {
+		return unix.EINVAL
+	}
+	if flags&unix.CLONE_NEWPID != 0 {
+		ns, err := t.newPIDNamespaceFor(t.creds.Load())
+		if err != nil {
+			return err
+		}
+		t.nsForChildren.Store(ns)
+	}
+	return nil
+}
+
+// newInit creates the root namespace's init.
+func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
+	t := &Task{k: k}
+	t.creds.Store(rootCreds())
+	p, serial, err := allocPID(k.rootNS, t)
+	if err != nil {
+		return nil, err
+	}
+	t.pid = p
+	t.nsForChildren.Store(k.rootNS)
+	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true}
+	tg.mu.Init(threadGroupClass, serial)
+	tg.sighand = newSignalHandlers(&sigTable{})
+	tg.rlimits.Store(&limits)
+	tg.leader.Store(t)
+	t.tg = tg
+	tg.mu.Lock()
+	tg.threads.pushBack(t, threadLinkOf)
+	tg.liveThreads = 1
+	tg.mu.Unlock()
+	s := newSession(p)
+	g := newProcessGroup(p, s)
+	s.mu.Lock()
+	s.nrGroups = 1
+	s.mu.Unlock()
+	g.mu.Lock()
+	g.members.pushBack(tg, pgrpLinkOf)
+	g.mu.Unlock()
+	tg.pgrp.Store(g)
+	k.rootNS.childReaper.Store(t)
+	if k.cfg.ThreadLimit > 0 {
+		k.nrThreads.Add(1)
+	}
+	t.state.Store(taskRunning)
+	return t, nil
+}

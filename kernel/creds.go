@@ -1,0 +1,193 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// capLast is CAP_LAST_CAP: capabilities are numbered 0..capLast.
+const capLast = unix.CAP_CHECKPOINT_RESTORE
+
+// allCaps is the full capability set uid 0 starts with.
+const allCaps = uint64(1)<<(capLast+1) - 1
+
+// Creds are a task's credentials. They are immutable once published: a
+// change installs a new Creds (commit_creds), so readers take no lock.
+type Creds struct {
+	UID, EUID, SUID, FSUID uint32
+	GID, EGID, SGID, FSGID uint32
+	// CapEffective and CapPermitted are capability bit sets (1<<CAP_*).
+	CapEffective, CapPermitted uint64
+}
+
+// HasCap reports whether cap is in the effective set (capable()).
+func (c *Creds) HasCap(cap int) bool { return c.CapEffective&(1<<uint(cap)) != 0 }
+
+func rootCreds() *Creds {
+	return &Creds{CapEffective: allCaps, CapPermitted: allCaps}
+}
+
+// Creds returns the task's current credentials.
+func (t *Task) Creds() Creds { return *t.creds.Load() }
+
+// invalidID is (uid_t)-1: "leave unchanged" for setres*id, invalid
+// elsewhere.
+const invalidID = ^uint32(0)
+
+// Setuid is setuid(2) (__sys_setuid). With CAP_SETUID it sets the real,
+// effective and saved uid; otherwise uid must be the real or saved uid and
+// only the effective uid changes. Errors: EINVAL for -1, EPERM.
+func (t *Task) Setuid(uid int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	u := uint32(uid)
+	if u == invalidID {
+		return unix.EINVAL
+	}
+	old := t.creds.Load()
+	c := *old
+	switch {
+	case old.HasCap(unix.CAP_SETUID):
+		c.UID, c.SUID = u, u
+	case u != old.UID && u != old.SUID:
+		return unix.EPERM
+	}
+	c.EUID, c.FSUID = u, u
+	t.commitUIDs(old, &c)
+	return nil
+}
+
+// Setresuid is setresuid(2): -1 leaves an id unchanged. Without
+// CAP_SETUID every new id must be one of the current real, effective or
+// saved uids. Errors: EINVAL, EPERM.
+func (t *Task) Setresuid(ruid, euid, suid int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	old := t.creds.Load()
+	r, e, s := uint32(ruid), uint32(euid), uint32(suid)
+	if (r == invalidID || r == old.UID) && (e == invalidID || e == old.EUID) && (s == invalidID || s == old.SUID) {
+		return nil
+	}
+	isNew := func(id uint32) bool {
+		return id != invalidID && id != old.UID && id != old.EUID && id != old.SUID
+	}
+	if (isNew(r) || isNew(e) || isNew(s)) && !old.HasCap(unix.CAP_SETUID) {
+		return unix.EPERM
+	}
+	c := *old
+	if r != invalidID {
+		c.UID = r
+	}
+	if e != invalidID {
+		c.EUID = e
+	}
+	if s != invalidID {
+		c.SUID = s
+	}
+	c.FSUID = c.EUID
+	t.commitUIDs(old, &c)
+	return nil
+}
+
+// commitUIDs applies the capability rules of a uid change
+// (cap_emulate_setxuid, without SECURE_KEEP_CAPS), moves the task's
+// RLIMIT_NPROC charge to its new real uid (set_user), and publishes c.
+func (t *Task) commitUIDs(old, c *Creds) {
+	hadRoot := old.UID == 0 || old.EUID == 0 || old.SUID == 0
+	hasRoot := c.UID == 0 || c.EUID == 0 || c.SUID == 0
+	if hadRoot && !hasRoot {
+		c.CapPermitted, c.CapEffective = 0, 0
+	}
+	if old.EUID == 0 && c.EUID != 0 {
+		c.CapEffective = 0
+	}
+	if old.EUID != 0 && c.EUID == 0 {
+		c.CapEffective = c.CapPermitted
+	}
+	if c.UID != old.UID {
+		t.chargeUser(t.k.userFor(c.UID))
+	}
+	t.creds.Store(c)
+}
+
+// chargeUser moves the task's RLIMIT_NPROC charge to u (nil: uncounted).
+func (t *Task) chargeUser(u *User) {
+	if u != nil {
+		u.tasks.Add(1)
+	}
+	if old := t.user.Swap(u); old != nil {
+		old.tasks.Add(-1)
+	}
+}
+
+// userFor returns the accounting object for uid, or nil for uid 0, which
+// RLIMIT_NPROC exempts (INIT_USER) and so is not counted.
+func (k *Kernel) userFor(uid uint32) *User {
+	if uid == 0 {
+		return nil
+	}
+	return k.user(uid)
+}
+
+// Setgid is setgid(2): with CAP_SETGID it sets real, effective and saved
+// gid; otherwise gid must be the real or saved gid. Errors: EINVAL, EPERM.
+func (t *Task) Setgid(gid int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	g := uint32(gid)
+	if g == invalidID {
+		return unix.EINVAL
+	}
+	old := t.creds.Load()
+	c := *old
+	switch {
+	case old.HasCap(unix.CAP_SETGID):
+		c.GID, c.EGID, c.SGID, c.FSGID = g, g, g, g
+	case g == old.GID || g == old.SGID:
+		c.EGID, c.FSGID = g, g
+	default:
+		return unix.EPERM
+	}
+	t.creds.Store(&c)
+	return nil
+}
+
+// Setresgid is setresgid(2), with the rules of Setresuid for gids.
+func (t *Task) Setresgid(rgid, egid, sgid int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	old := t.creds.Load()
+	r, e, s := uint32(rgid), uint32(egid), uint32(sgid)
+	if (r == invalidID || r == old.GID) && (e == invalidID || e == old.EGID) && (s == invalidID || s == old.SGID) {
+		return nil
+	}
+	isNew := func(id uint32) bool {
+		return id != invalidID && id != old.GID && id != old.EGID && id != old.SGID
+	}
+	if (isNew(r) || isNew(e) || isNew(s)) && !old.HasCap(unix.CAP_SETGID) {
+		return unix.EPERM
+	}
+	c := *old
+	if r != invalidID {
+		c.GID = r
+	}
+	if e != invalidID {
+		c.EGID = e
+	}
+	if s != invalidID {
+		c.SGID = s
+	}
+	c.FSGID = c.EGID
+	t.creds.Store(&c)
+	return nil
+}
+
+// Getuid, Geteuid, Getgid and Getegid read the task's credentials without
+// a lock.
+func (t *Task) Getuid() int  { return int(t.creds.Load().UID) }
+func (t *Task) Geteuid() int { return int(t.creds.Load().EUID) }
+func (t *Task) Getgid() int  { return int(t.creds.Load().GID) }
+func (t *Task) Getegid() int { return int(t.creds.Load().EGID) }

@@ -1,0 +1,291 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Exit is exit(2): it ends the calling thread only (B1); the process ends
+// with its last thread, whose status becomes the process's unless a group
+// exit set one (B3). Exit returns once the thread has exited, except for a
+// namespace init whose namespace must empty first (B11): that tail runs
+// asynchronously and Kernel.Quiesce waits for it. Errors: ESRCH if the
+// caller already exited; ErrInitExit for the last thread of the root init
+// (B4).
+func (t *Task) Exit(code int) error {
+	status := int32(code&0xff) << 8
+	tg := t.tg
+	// The process lock orders PF_EXITING and the live count against
+	// clone of a thread, group exits and reparenting onto this process.
+	tg.mu.Lock()
+	if t.state.Load() != taskRunning {
+		tg.mu.Unlock()
+		return unix.ESRCH
+	}
+	if tg == t.k.init.tg && tg.liveThreads == 1 {
+		tg.mu.Unlock()
+		return ErrInitExit
+	}
+	t.beginExitLocked(status)
+	tg.mu.Unlock()
+	t.k.finishExits([]*Task{t})
+	return nil
+}
+
+// ExitGroup is exit_group(2) (do_group_exit): the first group exit code
+// wins and every other live thread is killed (B2). Errors: ESRCH if the
+// caller already exited; ErrInitExit for the root init.
+func (t *Task) ExitGroup(code int) error {
+	status := int32(code&0xff) << 8
+	tg := t.tg
+	// As in Exit; the group-exit state and every thread's PF_EXITING
+	// change in one critical section, so no thread can adopt another's
+	// children or be cloned in between.
+	tg.mu.Lock()
+	if t.state.Load() != taskRunning {
+		tg.mu.Unlock()
+		return unix.ESRCH
+	}
+	if tg == t.k.init.tg {
+		tg.mu.Unlock()
+		return ErrInitExit
+	}
+	if tg.liveThreads > 1 {
+		tg.groupExiting = true
+		tg.groupExitCode = status
+	}
+	victims := tg.beginExitAllLocked(status)
+	tg.mu.Unlock()
+	t.k.finishExits(victims)
+	return nil
+}
+
+// beginExitLocked is the start of do_exit: PF_EXITING and the live count.
+// The thread that takes the count to zero fixes the process's status.
+//
+// Preconditions: t.tg.mu is held; t is running.
+//
+// +checklocks:t.tg.mu
+func (t *Task) beginExitLocked(status int32) {
+	tg := t.tg
+	t.state.Store(taskExiting)
+	t.exitCode = status
+	t.markKilledLocked()
+	tg.liveThreads--
+	if tg.liveThreads == 0 {
+		tg.exitStatus = status
+		if tg.groupExiting {
+			tg.exitStatus = tg.groupExitCode
+		}
+	}
+}
+
+// beginExitAllLocked starts the exit of every running thread of tg.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
+	var victims []*Task
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.state.Load() == taskRunning {
+			victims = append(victims, t)
+		}
+	}
+	for _, t := range victims {
+		beginThreadExitLocked(tg, t, status)
+	}
+	return victims
+}
+
+// beginThreadExitLocked is beginExitLocked for a thread of tg, whose lock
+// is t.tg.mu.
+//
+// Preconditions: tg.mu is held; t is a running thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func beginThreadExitLocked(tg *ThreadGroup, t *Task, status int32) { t.beginExitLocked(status) }
+
+// finishExits runs the rest of do_exit for threads already marked exiting.
+// A namespace's child reaper goes last: its exit may have to wait for the
+// others' pids to be freed.
+func (k *Kernel) finishExits(ts []*Task) {
+	for i, t := range ts {
+		if t.tg.ns.childReaper.Load() == t {
+			last := len(ts) - 1
+			ts[i], ts[last] = ts[last], ts[i]
+			break
+		}
+	}
+	for _, t := range ts {
+		t.exitNotify()
+	}
+}
+
+// exitNotify is exit_notify: hand the children to a reaper, become a
+// zombie, and tell the parent or reap oneself.
+func (t *Task) exitNotify() {
+	if t.forgetOriginalParent() {
+		return // zap_pid_ns_processes resumes with becomeZombie
+	}
+	t.becomeZombie()
+}
+
+// becomeZombie is the end of exit_notify (B5, B6): a non-leader thread
+// reaps itself; the leader notifies the parent once the group is empty,
+// and is reaped at once if the parent does not want it.
+func (t *Task) becomeZombie() {
+	tg := t.tg
+	notify, selfReap := false, false
+	// The process lock makes "leader is a zombie" and "no other thread
+	// left" one state, so exactly one thread notifies the parent.
+	tg.mu.Lock()
+	t.state.Store(taskZombie)
+	if t == tg.leader.Load() {
+		notify = tg.claimLeaderNotifyLocked()
+	} else {
+		selfReap = true
+	}
+	tg.mu.Unlock()
+	switch {
+	case selfReap:
+		t.releaseThread()
+	case notify:
+		if tg.notifyParent() {
+			tg.release()
+		}
+	}
+}
+
+// claimLeaderNotifyLocked reports whether the caller is the one to notify
+// the parent about the zombie leader: the leader is a zombie, no other
+// thread is left, and nobody claimed it before.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) claimLeaderNotifyLocked() bool {
+	if tg.leaderNotifyClaimed || tg.threads.len != 1 || tg.leader.Load().state.Load() != taskZombie {
+		return false
+	}
+	tg.leaderNotifyClaimed = true
+	return true
+}
+
+// releaseThread is release_task for a thread other than the leader. When
+// it was the last one besides a zombie leader, the leader's parent is
+// notified now (B6).
+func (t *Task) releaseThread() {
+	tg := t.tg
+	// The process lock guards the thread list and the leader's pending
+	// notification.
+	tg.mu.Lock()
+	t.state.Store(taskDead)
+	tg.threads.remove(t, threadLinkOf)
+	notify := tg.claimLeaderNotifyLocked()
+	tg.mu.Unlock()
+	t.releaseResources()
+	if notify && tg.notifyParent() {
+		tg.release()
+	}
+}
+
+// release is release_task for a process whose zombie leader was claimed
+// or autoreaped: the leader leaves the thread list and its process group,
+// and its pid is freed after every lock is dropped.
+func (tg *ThreadGroup) release() {
+	leader := tg.leader.Load()
+	// The process lock guards the thread list.
+	tg.mu.Lock()
+	leader.state.Store(taskDead)
+	tg.threads.remove(leader, threadLinkOf)
+	tg.mu.Unlock()
+	tg.leavePgrp()
+	leader.releaseResources()
+}
+
+// releaseResources drops what a released task held: its RLIMIT_NPROC
+// charge, its place in the thread count and its pid.
+func (t *Task) releaseResources() {
+	t.chargeUser(nil)
+	if t.k.cfg.ThreadLimit > 0 {
+		t.k.nrThreads.Add(-1)
+	}
+	t.pid.task.CompareAndSwap(t, nil)
+	t.pid.put()
+}
+
+// notifyParent is do_notify_parent for a process whose leader is a zombie
+// and whose other threads are gone. It reports whether the process must
+// be reaped at once (autoreap).
+func (tg *ThreadGroup) notifyParent() bool {
+	for {
+		parent := tg.parent.Load()
+		ptg := parent.tg
+		// The parent's lock guards this child's parent-side state and the
+		// parent's ready list; the parent may change until it is held.
+		ptg.mu.Lock()
+		if tg.parent.Load() != parent {
+			ptg.mu.Unlock()
+			continue
+		}
+		autoreap := tg.notifyParentLocked(ptg)
+		ptg.mu.Unlock()
+		return autoreap
+	}
+}
+
+// notifyParentLocked sends the exit signal, wakes the parent's waiters and
+// either makes the child a zombie that wait can claim or, if the parent
+// does not want it, marks it dead for the caller to release (B7).
+//
+// Preconditions: ptg.mu is held; ptg is the parent of tg.
+//
+// +checklocks:ptg.mu
+func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
+	sig := int(tg.exitSignal)
+	if tg.parentExecSeq != ptg.execSeq.Load() {
+		sig = int(unix.SIGCHLD) // the parent changed security domain
+	}
+	autoreap := ptg.zapping
+	if act := ptg.sighand.action(int(unix.SIGCHLD)); sig == int(unix.SIGCHLD) &&
+		(act.Handler == SigIgn || act.Flags&SaNoCldWait != 0) {
+		autoreap = true
+		if act.Handler == SigIgn {
+			sig = 0
+		}
+	}
+	if sig != 0 {
+		// The child is never in an ancestor namespace of its parent, so
+		// the signal is not forced.
+		ptg.sendSignalLocked(sig, false)
+	}
+	ptg.wakeWaitersLocked()
+	if autoreap {
+		tg.exitState.Store(procDead)
+		tg.unlinkFromParentLocked(ptg)
+		return true
+	}
+	tg.exitState.Store(procZombie)
+	ptg.ready[waitClass(tg.exitSignal)].pushBack(tg, readyLinkOf)
+	return false
+}
+
+// unlinkFromParentLocked removes a dead child from its parent's lists.
+//
+// Preconditions: ptg.mu is held; ptg is the parent of tg.
+//
+// +checklocks:ptg.mu
+func (tg *ThreadGroup) unlinkFromParentLocked(ptg *ThreadGroup) {
+	ptg.children.remove(tg, siblingLinkOf)
+	tg.parent.Load().nrChildren.Add(-1)
+	ptg.nrChildren[waitClass(tg.exitSignal)]--
+}
+
+// exitStatusForWait returns the status wait reports for a zombie process.
+// It is read without c.mu: the value was fixed under c.mu before the
+// notification that made c a zombie, and readers reach it through that
+// notification (the parent's lock) or after it.
+func (tg *ThreadGroup) exitStatusForWait() int32 {
+	return tg.exitStatus // +checklocksignore: fixed before the zombie was published
+}

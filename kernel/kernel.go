@@ -1,0 +1,139 @@
+package kernel
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel/pid"
+	"tasklist/lockstat"
+)
+
+// Lock classes, one per kind of object; see the lock order in doc.go.
+var (
+	threadGroupClass = lockstat.NewClass("kernel.ThreadGroup.mu")
+	sighandClass     = lockstat.NewClass("kernel.SignalHandlers.mu")
+	sessionClass     = lockstat.NewClass("kernel.Session.mu")
+	pgrpClass        = lockstat.NewClass("kernel.ProcessGroup.mu")
+)
+
+// ErrInitExit is returned when the last live thread of the root pid
+// namespace's init tries to exit. Linux panics ("Attempted to kill init!");
+// the model refuses the exit and leaves init running.
+var ErrInitExit = errors.New("kernel: attempted to kill init")
+
+// RLimit is one resource limit, as struct rlimit. RLimInfinity means no
+// limit.
+type RLimit struct {
+	Cur, Max uint64
+}
+
+// RLimInfinity is RLIM_INFINITY.
+const RLimInfinity = ^uint64(0)
+
+// Config configures a Kernel. The zero value is Linux's defaults.
+type Config struct {
+	// PIDMax is the root namespace's pid_max (default 32768). A new pid
+	// namespace starts with its parent's value.
+	PIDMax int
+	// ThreadLimit is the system-wide limit on tasks (max_threads); 0
+	// means no limit, which also keeps the global task counter off the
+	// fork path.
+	ThreadLimit int
+	// RLimits overrides init's resource limits (RLIMIT_* → limit); the
+	// rest are Linux's defaults for init.
+	RLimits map[int]RLimit
+}
+
+// Kernel is one model system: a root pid namespace whose init is created
+// by New.
+type Kernel struct {
+	cfg    Config
+	rootNS *PIDNamespace
+	init   *Task
+
+	// users maps a uid to its *User; reads take no lock.
+	users sync.Map
+
+	// nrThreads counts live tasks when Config.ThreadLimit is set.
+	nrThreads atomic.Int64
+
+	// asyncExits counts exits of killed tasks that run on goroutines of
+	// their own and are neither finished nor waiting on another task.
+	asyncExits atomic.Int64
+}
+
+// New creates a kernel whose root pid namespace holds init (pid 1), which
+// leads its own session and process group, runs as uid 0 with every
+// capability and has the default resource limits.
+func New(cfg Config) (*Kernel, error) {
+	if cfg.PIDMax == 0 {
+		cfg.PIDMax = pid.DefaultMax
+	}
+	if cfg.ThreadLimit < 0 {
+		return nil, unix.EINVAL
+	}
+	k := &Kernel{cfg: cfg}
+	ns, err := newPIDNamespace(k, nil, cfg.PIDMax)
+	if err != nil {
+		return nil, err
+	}
+	k.rootNS = ns
+	limits := defaultRLimits()
+	for res, lim := range cfg.RLimits {
+		if res < 0 || res >= len(limits) || lim.Cur > lim.Max {
+			return nil, unix.EINVAL
+		}
+		limits[res] = lim
+	}
+	init, err := k.newInit(limits)
+	if err != nil {
+		return nil, err
+	}
+	k.init = init
+	return k, nil
+}
+
+// Init returns the root namespace's init task.
+func (k *Kernel) Init() *Task { return k.init }
+
+// RootNamespace returns the root pid namespace.
+func (k *Kernel) RootNamespace() *PIDNamespace { return k.rootNS }
+
+// Quiesce waits until no exit of a killed task is still running: every
+// task that was sent a fatal signal has finished exiting or is blocked on
+// another task (a namespace init waiting for its namespace to empty). Calls
+// made concurrently may start new work; Quiesce is for callers that have
+// stopped issuing calls, such as the scenario runner between statements.
+func (k *Kernel) Quiesce() {
+	backoff := time.Microsecond
+	for k.asyncExits.Load() != 0 {
+		runtime.Gosched()
+		time.Sleep(backoff)
+		backoff = min(2*backoff, time.Millisecond)
+	}
+}
+
+// user returns the accounting object for uid, creating it on first use.
+func (k *Kernel) user(uid uint32) *User {
+	if u, ok := k.users.Load(uid); ok {
+		return u.(*User)
+	}
+	u, _ := k.users.LoadOrStore(uid, &User{uid: uid})
+	return u.(*User)
+}
+
+// User is the per-uid accounting Linux keeps in user_struct/ucounts: the
+// number of tasks whose real uid it is, for RLIMIT_NPROC.
+type User struct {
+	uid   uint32
+	tasks atomic.Int64
+}
+
+// Tasks returns how many live tasks have this real uid (uid 0 is exempt
+// from RLIMIT_NPROC and is not counted).
+func (u *User) Tasks() int64 { return u.tasks.Load() }

@@ -1,0 +1,171 @@
+package kernel
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/lockstat"
+)
+
+// Session is a session: the process groups created under one setsid.
+type Session struct {
+	mu lockstat.Mutex
+	id *PID
+	// nrGroups counts the session's live process groups.
+	// +checklocks:mu
+	nrGroups int
+}
+
+// ProcessGroup is a process group. Its member list is guarded by its own
+// lock: a walk over the group holds it, and a move between groups holds
+// both groups' locks, so no walk ever visits a process of another group.
+type ProcessGroup struct {
+	mu      lockstat.Mutex
+	id      *PID
+	session *Session
+	// +checklocks:mu
+	members ilist[ThreadGroup]
+	// dead is set when the last member left; nobody may join afterwards.
+	// +checklocks:mu
+	dead bool
+}
+
+func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.pgrpLink }
+
+// pgrpSerial orders process-group locks: a newer group's lock comes after
+// an older one's.
+var pgrpSerial atomic.Uint64
+
+func newSession(id *PID) *Session {
+	s := &Session{id: id}
+	s.mu.Init(sessionClass, 0)
+	id.refs.Add(1)
+	id.session.Store(s)
+	return s
+}
+
+func newProcessGroup(id *PID, s *Session) *ProcessGroup {
+	g := &ProcessGroup{id: id, session: s}
+	g.mu.Init(pgrpClass, pgrpSerial.Add(1))
+	id.refs.Add(1)
+	id.pgrp.Store(g)
+	return g
+}
+
+// leavePgrp removes tg from its process group when the process is
+// released; an emptied group and session give up their pids.
+func (tg *ThreadGroup) leavePgrp() {
+	g := tg.pgrp.Load()
+	g.mu.Lock()
+	g.members.remove(tg, pgrpLinkOf)
+	empty := g.members.len == 0
+	if empty {
+		g.dead = true
+	}
+	g.mu.Unlock()
+	if empty {
+		g.release()
+	}
+}
+
+// release detaches an emptied group from its pid and its session.
+func (g *ProcessGroup) release() {
+	g.id.pgrp.CompareAndSwap(g, nil)
+	s := g.session
+	s.mu.Lock()
+	s.nrGroups--
+	sessionGone := s.nrGroups == 0
+	s.mu.Unlock()
+	g.id.put()
+	if sessionGone {
+		s.id.session.CompareAndSwap(s, nil)
+		s.id.put()
+	}
+}
+
+// ProcessGroupID returns the pgid as seen in ns, or 0 if not visible.
+func (g *ProcessGroup) ProcessGroupID(ns *PIDNamespace) int { return g.id.nrIn(ns) }
+
+// Getpgrp returns the caller's process group id.
+func (t *Task) Getpgrp() int { return t.tg.pgrp.Load().id.nrIn(t.tg.ns) }
+
+// lookupForID resolves the pid argument of getpgid/getsid: 0 is the
+// caller, otherwise any thread id in the caller's namespace.
+func (t *Task) lookupForID(pid int) (*Task, error) {
+	if pid == 0 {
+		return t, nil
+	}
+	p := t.tg.ns.Lookup(pid)
+	if p == nil {
+		return nil, unix.ESRCH
+	}
+	return p, nil
+}
+
+// Getpgid is getpgid(2): the process group of pid (0: the caller), as seen
+// in the caller's namespace, 0 if not visible there. Errors: ESRCH.
+func (t *Task) Getpgid(pid int) (int, error) {
+	p, err := t.lookupForID(pid)
+	if err != nil {
+		return 0, err
+	}
+	return p.tg.pgrp.Load().id.nrIn(t.tg.ns), nil
+}
+
+// Getsid is getsid(2): the session of pid (0: the caller), as seen in the
+// caller's namespace, 0 if not visible there. Errors: ESRCH.
+func (t *Task) Getsid(pid int) (int, error) {
+	p, err := t.lookupForID(pid)
+	if err != nil {
+		return 0, err
+	}
+	return p.tg.pgrp.Load().session.id.nrIn(t.tg.ns), nil
+}
+
+// Setsid is setsid(2): the caller's process becomes the leader of a new
+// session and of a new process group, both named by its pid. Errors:
+// EPERM if it already leads a process group (a group with its pid exists).
+func (t *Task) Setsid() (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
+	tg := t.tg
+	id := tg.leader.Load().pid
+	for {
+		old := tg.pgrp.Load()
+		// The old group's lock serialises every move out of it, so the
+		// checks below and the move are atomic against another setsid
+		// or setpgid of this process.
+		old.mu.Lock()
+		if tg.pgrp.Load() != old {
+			old.mu.Unlock()
+			continue
+		}
+		if id.pgrp.Load() != nil || id.session.Load() != nil {
+			old.mu.Unlock()
+			return 0, unix.EPERM
+		}
+		s := newSession(id)
+		g := newProcessGroup(id, s)
+		s.mu.Lock()
+		s.nrGroups = 1
+		s.mu.Unlock()
+		// The new group is newer, so its lock comes after the old one's.
+		g.mu.Lock()
+		old.members.remove(tg, pgrpLinkOf)
+		g.members.pushBack(tg, pgrpLinkOf)
+		tg.pgrp.Store(g)
+		oldEmpty := old.members.len == 0
+		if oldEmpty {
+			old.dead = true
+		}
+		g.mu.Unlock()
+		old.mu.Unlock()
+		if oldEmpty {
+			old.release()
+		}
+		break
+	}
+	return id.nrIn(tg.ns), nil
+}

@@ -1,0 +1,213 @@
+// Package pid allocates process ids for one pid-namespace level and maps
+// them to objects without locks on the lookup side.
+//
+// An Allocator mirrors what alloc_pid does with a namespace's IDR in Linux
+// (kernel/pid.c): numbers are handed out cyclically in [pid_min, pid_max),
+// where pid_min is 1 until the cursor has passed RESERVED_PIDS (300) and 300
+// afterwards, and a number is not reused until the cursor wraps. A Table
+// publishes the object behind each number with atomic stores so that lookups
+// (find_pid_ns) take no lock.
+package pid
+
+import (
+	"math/bits"
+	"syscall"
+
+	"tasklist/lockstat"
+)
+
+const (
+	// ReservedPIDs is RESERVED_PIDS: after the first wrap, allocation
+	// restarts here rather than at 1, keeping low numbers for daemons.
+	ReservedPIDs = 300
+	// DefaultMax is the default pid_max.
+	DefaultMax = 32768
+	// MinMax is the smallest pid_max Linux accepts (RESERVED_PIDS + 1).
+	MinMax = ReservedPIDs + 1
+	// Limit is PID_MAX_LIMIT on 64-bit systems: no pid_max may exceed it.
+	Limit = 4 * 1024 * 1024
+)
+
+var allocatorClass = lockstat.NewClass("pid.Allocator.mu")
+
+// Allocator hands out the pid numbers of one namespace level and maps each
+// allocated number to an object. Lookups take no lock; allocation, freeing
+// and publication happen under the allocator's lock, so that a walk that
+// follows Disable sees every number allocated before it. Its lock is a
+// leaf: nothing else is acquired while it is held.
+type Allocator[T any] struct {
+	mu    lockstat.Mutex
+	table table[T]
+
+	// used has one bit per number in [0, max); a set bit is allocated.
+	// +checklocks:mu
+	used []uint64
+	// cursor is the next number to try (idr_next).
+	// +checklocks:mu
+	cursor int
+	// max is pid_max: the largest number handed out is max-1.
+	// +checklocks:mu
+	max int
+	// count is the number of allocated numbers (pid_allocated).
+	// +checklocks:mu
+	count int
+	// disabled is set once the namespace's init has died: every later
+	// allocation fails with ENOMEM (disable_pid_allocation).
+	// +checklocks:mu
+	disabled bool
+	// seq counts successful allocations since creation.
+	// +checklocks:mu
+	seq uint64
+}
+
+// NewAllocator returns an allocator with the given pid_max, which must be
+// in [MinMax, Limit].
+func NewAllocator[T any](max int) (*Allocator[T], error) {
+	if max < MinMax || max > Limit {
+		return nil, syscall.EINVAL
+	}
+	a := &Allocator[T]{}
+	a.mu.Init(allocatorClass, 0)
+	a.mu.Lock()
+	a.max = max
+	a.used = make([]uint64, (max+63)/64)
+	a.mu.Unlock()
+	return a, nil
+}
+
+// Alloc takes the next free number, cyclically, and publishes v for it. It
+// returns the number and the allocation's sequence number (how many
+// allocations this allocator has made, this one included). Errors: EAGAIN
+// when every number in range is taken, ENOMEM when allocation has been
+// disabled.
+func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.disabled {
+		return 0, 0, syscall.ENOMEM
+	}
+	min := 1
+	if a.cursor > ReservedPIDs {
+		min = ReservedPIDs
+	}
+	start := max(a.cursor, min)
+	nr = a.findFreeLocked(start, a.max)
+	if nr < 0 && start > min {
+		nr = a.findFreeLocked(min, a.max)
+	}
+	if nr < 0 {
+		return 0, 0, syscall.EAGAIN
+	}
+	a.used[nr/64] |= 1 << (nr % 64)
+	a.table.store(nr, v)
+	a.cursor = nr + 1
+	a.count++
+	a.seq++
+	return nr, a.seq, nil
+}
+
+// findFreeLocked returns the first clear bit in [from, to), or -1.
+//
+// Preconditions: a.mu is held.
+//
+// +checklocks:a.mu
+func (a *Allocator[T]) findFreeLocked(from, to int) int {
+	for from < to {
+		w := from / 64
+		free := ^a.used[w] >> (from % 64)
+		if free != 0 {
+			nr := from + bits.TrailingZeros64(free)
+			if nr < to {
+				return nr
+			}
+			return -1
+		}
+		from = (w + 1) * 64
+	}
+	return -1
+}
+
+// Load returns the object published for nr, or nil. It takes no lock.
+func (a *Allocator[T]) Load(nr int) *T { return a.table.load(nr) }
+
+// Range calls f for every published object in increasing pid order until f
+// returns false. It takes no lock: it sees every object published before it
+// began and may or may not see one published concurrently.
+func (a *Allocator[T]) Range(f func(nr int, v *T) bool) { a.table.rangeAll(f) }
+
+// Free unpublishes nr, returns it to the allocator and reports how many numbers remain
+// allocated.
+func (a *Allocator[T]) Free(nr int) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.freeLocked(nr)
+	return a.count
+}
+
+// Abort returns a number whose allocation was not completed (a later
+// namespace level failed). If that leaves the allocator empty, the cursor
+// is reset so that the next attempt gets pid 1 again, as alloc_pid does for
+// a namespace whose first allocation failed.
+func (a *Allocator[T]) Abort(nr int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.freeLocked(nr)
+	if a.count == 0 {
+		a.cursor = 0
+	}
+}
+
+// Preconditions: a.mu is held.
+//
+// +checklocks:a.mu
+func (a *Allocator[T]) freeLocked(nr int) {
+	if nr <= 0 || nr/64 >= len(a.used) || a.used[nr/64]&(1<<(nr%64)) == 0 {
+		panic("pid: freeing a number that is not allocated")
+	}
+	a.table.store(nr, nil)
+	a.used[nr/64] &^= 1 << (nr % 64)
+	a.count--
+}
+
+// Disable makes every later Alloc fail with ENOMEM.
+func (a *Allocator[T]) Disable() {
+	a.mu.Lock()
+	a.disabled = true
+	a.mu.Unlock()
+}
+
+// Disabled reports whether Disable has been called.
+func (a *Allocator[T]) Disabled() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.disabled
+}
+
+// Count returns the number of allocated numbers.
+func (a *Allocator[T]) Count() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.count
+}
+
+// Max returns pid_max.
+func (a *Allocator[T]) Max() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.max
+}
+
+// SetMax changes pid_max. Numbers already handed out above the new maximum
+// stay valid until freed. Errors: EINVAL outside [MinMax, Limit].
+func (a *Allocator[T]) SetMax(max int) error {
+	if max < MinMax || max > Limit {
+		return syscall.EINVAL
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if words := (max + 63) / 64; words > len(a.used) {
+		a.used = append(a.used, make([]uint64, words-len(a.used))...)
+	}
+	a.max = max
+	return nil
+}

@@ -1,0 +1,190 @@
+package kernel
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel/pid"
+)
+
+// maxPIDNSLevel is MAX_PID_NS_LEVEL: namespaces nest at most this deep.
+const maxPIDNSLevel = 32
+
+// PIDNamespace is a pid namespace: its own pid numbering, an init that
+// adopts orphans, and a parent namespace in which all its pids are visible
+// too.
+type PIDNamespace struct {
+	k      *Kernel
+	parent *PIDNamespace
+	level  int
+	alloc  *pid.Allocator[PID]
+
+	// childReaper is the thread that adopts orphans (pid_ns->child_reaper).
+	// It is written under the init process's ThreadGroup.mu.
+	childReaper atomic.Pointer[Task]
+	// drained is set while the init's exit waits for the namespace to
+	// empty (zap_pid_ns_processes); frees wake it.
+	drained atomic.Pointer[drainWait]
+}
+
+// drainWait is the rest of a namespace init's exit, run once the
+// namespace's pid count has fallen to threshold.
+type drainWait struct {
+	threshold int
+	once      sync.Once
+	then      func()
+}
+
+// fire runs the continuation on a goroutine of its own, counted as an
+// asynchronous exit from before the caller returns so that
+// Kernel.Quiesce cannot miss it.
+func (w *drainWait) fire(k *Kernel) {
+	w.once.Do(func() {
+		k.asyncExits.Add(1)
+		go func() {
+			defer k.asyncExits.Add(-1)
+			w.then()
+		}()
+	})
+}
+
+func newPIDNamespace(k *Kernel, parent *PIDNamespace, pidMax int) (*PIDNamespace, error) {
+	a, err := pid.NewAllocator[PID](pidMax)
+	if err != nil {
+		return nil, err
+	}
+	ns := &PIDNamespace{k: k, parent: parent, alloc: a}
+	if parent != nil {
+		ns.level = parent.level + 1
+		if ns.level > maxPIDNSLevel {
+			return nil, unix.ENOSPC
+		}
+	}
+	return ns, nil
+}
+
+// Level returns the namespace's depth (0 for the root).
+func (ns *PIDNamespace) Level() int { return ns.level }
+
+// Parent returns the parent namespace, or nil for the root.
+func (ns *PIDNamespace) Parent() *PIDNamespace { return ns.parent }
+
+// PIDMax returns the namespace's pid_max.
+func (ns *PIDNamespace) PIDMax() int { return ns.alloc.Max() }
+
+// SetPIDMax sets the namespace's pid_max (the kernel.pid_max sysctl as
+// seen from inside it). Errors: EINVAL outside [301, 4194304].
+func (ns *PIDNamespace) SetPIDMax(max int) error { return ns.alloc.SetMax(max) }
+
+// Allocated returns how many pid numbers the namespace has in use.
+func (ns *PIDNamespace) Allocated() int { return ns.alloc.Count() }
+
+// ChildReaper returns the thread that adopts the namespace's orphans, or
+// nil before its init exists.
+func (ns *PIDNamespace) ChildReaper() *Task { return ns.childReaper.Load() }
+
+// Lookup returns the task whose tid is nr in ns (find_task_by_pid_ns), or
+// nil. A task is findable from the moment clone completes until it is
+// released.
+func (ns *PIDNamespace) Lookup(nr int) *Task {
+	p := ns.alloc.Load(nr)
+	if p == nil {
+		return nil
+	}
+	t := p.task.Load()
+	if t == nil || t.state.Load() < taskRunning {
+		return nil
+	}
+	return t
+}
+
+// isAncestorOf reports whether ns is other or one of its ancestors.
+func (ns *PIDNamespace) isAncestorOf(other *PIDNamespace) bool {
+	for ; other != nil && other.level >= ns.level; other = other.parent {
+		if other == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// PID is a struct pid: one number per namespace level, from the root
+// namespace down to the one it was allocated in.
+type PID struct {
+	ns  *PIDNamespace
+	nrs []int32
+	// task is the task whose tid this is; nil once it is released while
+	// a process group or session still uses the number.
+	task    atomic.Pointer[Task]
+	pgrp    atomic.Pointer[ProcessGroup]
+	session atomic.Pointer[Session]
+	// refs counts the users that keep the numbers allocated: the task, a
+	// process group and a session named by it.
+	refs atomic.Int32
+}
+
+// nrIn returns the number in ns, or 0 if the pid is not visible there.
+func (p *PID) nrIn(ns *PIDNamespace) int {
+	if ns == nil || ns.level > p.ns.level {
+		return 0
+	}
+	at := p.ns
+	for at.level > ns.level {
+		at = at.parent
+	}
+	if at != ns {
+		return 0
+	}
+	return int(p.nrs[ns.level])
+}
+
+// allocPID allocates one number in ns and in every ancestor, innermost
+// first (alloc_pid), and publishes p in each level's table with t as an
+// embryo that lookups do not return. It returns the root level's
+// allocation sequence number, which orders processes for locking.
+func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
+	p := &PID{ns: ns, nrs: make([]int32, ns.level+1)}
+	p.task.Store(t)
+	p.refs.Store(1)
+	var serial uint64
+	for at := ns; at != nil; at = at.parent {
+		nr, seq, err := at.alloc.Alloc(p)
+		if err != nil {
+			for undo := ns; undo != at; undo = undo.parent {
+				undo.alloc.Abort(int(p.nrs[undo.level]))
+			}
+			return nil, 0, err
+		}
+		p.nrs[at.level] = int32(nr)
+		serial = seq
+	}
+	return p, serial, nil
+}
+
+// put drops one reference; the last one unpublishes and frees the numbers.
+// It is never called inside a critical section (release_task frees pids
+// after the table work).
+func (p *PID) put() {
+	if p.refs.Add(-1) != 0 {
+		return
+	}
+	for at := p.ns; at != nil; at = at.parent {
+		left := at.alloc.Free(int(p.nrs[at.level]))
+		if w := at.drained.Load(); w != nil && left <= w.threshold {
+			w.fire(at.k)
+		}
+	}
+}
+
+// whenDrained arranges for then to run once the namespace holds at most
+// threshold pids (the wait at the end of zap_pid_ns_processes). It does not
+// block: the last free runs it.
+func (ns *PIDNamespace) whenDrained(threshold int, then func()) {
+	w := &drainWait{threshold: threshold, then: then}
+	ns.drained.Store(w)
+	if ns.alloc.Count() <= threshold {
+		w.fire(ns.k)
+	}
+}

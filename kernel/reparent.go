@@ -1,0 +1,296 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// forgetOriginalParent hands an exiting thread's children to a new reaper
+// (forget_original_parent, B8, B9). It reports whether the thread is its
+// namespace's last init thread, in which case the namespace is being
+// zapped and the exit resumes once it is empty.
+func (father *Task) forgetOriginalParent() (zapping bool) {
+	tg := father.tg
+	ns := tg.ns
+	// The process lock guards the children lists of its threads and the
+	// namespace's child_reaper pointer when it is one of them.
+	tg.mu.Lock()
+	if ns.childReaper.Load() == father {
+		alive := tg.findAliveThreadLocked()
+		if alive == nil {
+			tg.mu.Unlock()
+			father.zapPIDNamespace()
+			return true
+		}
+		ns.childReaper.Store(alive) // find_child_reaper
+	}
+	if father.nrChildren.Load() == 0 {
+		father.childrenClosed.Store(true)
+		tg.mu.Unlock()
+		return false
+	}
+	if alive := tg.findAliveThreadLocked(); alive != nil {
+		moved := tg.moveChildrenWithinLocked(father, alive)
+		tg.mu.Unlock()
+		deliverPdeathSignals(father, moved)
+		return false
+	}
+	tg.mu.Unlock()
+	father.adoptByNewReaper()
+	return false
+}
+
+// adoptByNewReaper moves the children of an exiting thread whose process
+// has no live thread to the nearest subreaper or the namespace's reaper.
+//
+// +checklocksignore: lockNewReaper returns holding a lock it chooses at
+// run time; lockstat checks the order.
+func (father *Task) adoptByNewReaper() {
+	tg := father.tg
+	var moved, dead []*ThreadGroup
+	if reaper, rtg := father.lockNewReaper(); rtg == tg {
+		moved = tg.moveChildrenWithinLocked(father, reaper)
+		tg.mu.Unlock()
+	} else {
+		moved, dead = moveChildrenAcrossLocked(father, reaper)
+		tg.mu.Unlock()
+		rtg.mu.Unlock()
+	}
+	deliverPdeathSignals(father, moved)
+	for _, c := range dead {
+		c.release()
+	}
+}
+
+// lockNewReaper finds the reaper for an exiting thread whose process has
+// no live thread left (find_new_reaper, steps 2 and 3) and returns it with
+// its process's lock and father's process lock held, in serial order (one
+// lock when the reaper is a thread of father's own process). A candidate
+// that turns out to be exiting is skipped.
+//
+// +checklocksignore: it returns holding locks chosen at run time; lockstat
+// checks their order.
+func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
+	tg := father.tg
+	for {
+		if tg.hasChildSubreaper.Load() {
+			for p := tg.parent.Load(); p != nil && p.tg.ns.level == tg.ns.level; p = p.tg.parent.Load() {
+				stg := p.tg
+				if stg == tg.k.init.tg {
+					break
+				}
+				if !stg.isChildSubreaper.Load() {
+					continue
+				}
+				// An ancestor's serial is lower: its lock comes first.
+				stg.mu.Lock()
+				tg.mu.Lock()
+				if alive := stg.findAliveThreadLocked(); alive != nil {
+					return alive, stg
+				}
+				tg.mu.Unlock()
+				stg.mu.Unlock()
+			}
+		}
+		reaper := tg.ns.childReaper.Load()
+		rtg := reaper.tg
+		// The namespace init's serial is lower than any other process's
+		// in the namespace.
+		rtg.mu.Lock()
+		if rtg != tg {
+			tg.mu.Lock()
+		}
+		if tg.ns.childReaper.Load() == reaper && !reaper.childrenClosed.Load() {
+			return reaper, rtg
+		}
+		if rtg != tg {
+			tg.mu.Unlock()
+		}
+		rtg.mu.Unlock()
+	}
+}
+
+// moveChildrenWithinLocked gives father's children to another thread of
+// the same process and returns them, for pdeath signals.
+//
+// Preconditions: tg.mu is held; father and reaper are threads of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) (moved []*ThreadGroup) {
+	for c := tg.children.head; c != nil; c = c.siblingLink.next {
+		if c.parent.Load() == father {
+			c.parent.Store(reaper)
+			moved = append(moved, c)
+		}
+	}
+	reaper.nrChildren.Add(int32(len(moved)))
+	father.nrChildren.Store(0)
+	father.childrenClosed.Store(true)
+	return moved
+}
+
+// moveChildrenAcrossLocked gives father's children to a thread of another
+// process (reparent_leader): each gets SIGCHLD as its exit signal and, if
+// it is a notified zombie, is notified again to its new parent; those the
+// new parent does not want are returned in dead, to be released after the
+// locks are dropped. moved lists every child, for pdeath signals.
+//
+// Preconditions: father.tg.mu and reaper.tg.mu are held.
+//
+// +checklocks:father.tg.mu
+// +checklocks:reaper.tg.mu
+func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup) {
+	from, to := father.tg, reaper.tg
+	for c := from.children.head; c != nil; {
+		next := c.siblingLink.next
+		if c.parent.Load() == father {
+			moved = append(moved, c)
+			class := waitClass(c.exitSignal)
+			from.nrChildren[class]--
+			from.children.remove(c, siblingLinkOf)
+			if c.exitState.Load() == procZombie {
+				from.ready[class].remove(c, readyLinkOf)
+			}
+			c.parent.Store(reaper)
+			c.exitSignal = int32(unix.SIGCHLD)
+			to.nrChildren[classSIGCHLD]++
+			to.children.pushBack(c, siblingLinkOf)
+			if to.hasChildSubreaper.Load() || to.isChildSubreaper.Load() {
+				c.hasChildSubreaper.Store(true)
+			}
+		}
+		c = next
+	}
+	reaper.nrChildren.Add(int32(len(moved)))
+	father.nrChildren.Store(0)
+	father.childrenClosed.Store(true)
+	for _, c := range moved {
+		if c.exitState.Load() == procZombie && c.notifyParentLocked(to) {
+			dead = append(dead, c)
+		}
+	}
+	return moved, dead
+}
+
+// deliverPdeathSignals sends each moved child's threads' parent-death
+// signals, as the exiting father (B9).
+func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
+	for _, c := range moved {
+		var sigs []int
+		// The child's lock guards its thread list.
+		c.mu.Lock()
+		for t := c.threads.head; t != nil; t = t.threadLink.next {
+			if sig := int(t.pdeathSignal.Load()); sig != 0 {
+				sigs = append(sigs, sig)
+			}
+		}
+		for _, sig := range sigs {
+			c.sendSignalLocked(sig, father.pid.nrIn(c.ns) == 0)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// zapPIDNamespace is zap_pid_ns_processes, run by a namespace init's last
+// thread (B11): allocation is disabled, init ignores SIGCHLD and reaps its
+// zombies, every other task of the namespace is killed, and the init's
+// exit resumes once the namespace holds no pid but its own.
+func (father *Task) zapPIDNamespace() {
+	tg := father.tg
+	ns := tg.ns
+	ns.alloc.Disable()
+	var reap []*ThreadGroup
+	// The process lock guards the ready lists and the zapping state that
+	// notifyParentLocked reads.
+	tg.mu.Lock()
+	tg.zapping = true
+	tg.sighand.set(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
+	for class := range tg.ready {
+		for c := tg.ready[class].head; c != nil; c = tg.ready[class].head {
+			tg.ready[class].remove(c, readyLinkOf)
+			c.exitState.Store(procDead)
+			c.unlinkFromParentLocked(tg)
+			reap = append(reap, c)
+		}
+	}
+	tg.mu.Unlock()
+	for _, c := range reap {
+		c.release()
+	}
+	// Allocation is disabled, so this walk sees every task that can still
+	// come to exist: one not yet published is doomed and its clone fails.
+	ns.alloc.Range(func(_ int, p *PID) bool {
+		t := p.task.Load()
+		if t == nil || t.tg == tg || t.state.CompareAndSwap(taskEmbryo, taskDoomed) {
+			return true
+		}
+		signalFromTask(father, t.tg, int(unix.SIGKILL))
+		return true
+	})
+	threshold := 1
+	if father != tg.leader.Load() {
+		threshold = 2
+	}
+	ns.whenDrained(threshold, func() {
+		// Adoption checks childrenClosed under the process lock.
+		tg.mu.Lock()
+		father.childrenClosed.Store(true)
+		tg.mu.Unlock()
+		father.becomeZombie()
+	})
+}
+
+// PrctlSetChildSubreaper is prctl(PR_SET_CHILD_SUBREAPER): a subreaper
+// adopts the orphans of its descendants before the namespace's init does.
+// Setting it marks every descendant as having a subreaper ancestor.
+func (t *Task) PrctlSetChildSubreaper(on bool) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	t.tg.isChildSubreaper.Store(on)
+	if on {
+		t.tg.propagateHasChildSubreaper()
+	}
+	return nil
+}
+
+// PrctlGetChildSubreaper is prctl(PR_GET_CHILD_SUBREAPER).
+func (t *Task) PrctlGetChildSubreaper() bool { return t.tg.isChildSubreaper.Load() }
+
+// propagateHasChildSubreaper sets has_child_subreaper on every descendant
+// (walk_process_tree). Each process's flag is set and its children read
+// under its lock, which a clone or an adoption into it also holds, so no
+// descendant is missed.
+func (tg *ThreadGroup) propagateHasChildSubreaper() {
+	queue := []*ThreadGroup{tg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		p.mu.Lock()
+		for c := p.children.head; c != nil; c = c.siblingLink.next {
+			// A descendant that already has the flag passed it on to its
+			// own subtree; a namespace init's subtree never leaves its
+			// namespace.
+			if !c.unkillable && !c.hasChildSubreaper.Swap(true) {
+				queue = append(queue, c)
+			}
+		}
+		p.mu.Unlock()
+	}
+}
+
+// PrctlSetPdeathsig is prctl(PR_SET_PDEATHSIG): sig is sent to the caller's
+// process when its parent thread exits. Errors: EINVAL for an invalid
+// signal.
+func (t *Task) PrctlSetPdeathsig(sig int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	if sig != 0 && !validSignal(sig) {
+		return unix.EINVAL
+	}
+	t.pdeathSignal.Store(int32(sig))
+	return nil
+}
+
+// PrctlGetPdeathsig is prctl(PR_GET_PDEATHSIG).
+func (t *Task) PrctlGetPdeathsig() int { return int(t.pdeathSignal.Load()) }

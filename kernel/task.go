@@ -1,0 +1,287 @@
+package kernel
+
+import (
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/lockstat"
+)
+
+// Task states. A task moves forward only: embryo → running → exiting →
+// zombie → dead; an embryo that a dying namespace claims before clone
+// publishes it becomes doomed instead.
+const (
+	taskEmbryo int32 = iota
+	taskDoomed
+	taskRunning
+	taskExiting
+	taskZombie
+	taskDead
+)
+
+// Process exit states, as seen by the parent (exit_state of the leader).
+const (
+	procAlive  int32 = iota
+	procZombie       // notified: the parent's wait may claim it
+	procDead         // claimed by a waiter or autoreaped
+)
+
+// Wait classes: a child is waited for by default when its exit signal is
+// SIGCHLD, with __WCLONE otherwise (eligible_child).
+const (
+	classSIGCHLD = 0
+	classClone   = 1
+)
+
+// Task is one thread: a schedulable entity with its own pid (tid).
+type Task struct {
+	k  *Kernel
+	tg *ThreadGroup
+	// pid is this thread's pid (its tid in every namespace level).
+	pid *PID
+
+	// state is one of the task states; transitions out of running happen
+	// under tg.mu, the claim of a zombie leader by CAS on tg.exitState.
+	state atomic.Int32
+
+	// exitCode is the status word of this thread's own exit.
+	// +checklocks:tg.mu
+	exitCode int32
+	// nrChildren counts the processes whose parent is this thread; they
+	// sit on the process's children list. Written under tg.mu.
+	nrChildren atomic.Int32
+	// childrenClosed is set, under tg.mu, when this thread's exit has
+	// handed its children to a reaper; nothing may be adopted by it
+	// afterwards.
+	childrenClosed atomic.Bool
+	// threadLink is guarded by tg.mu, through the thread list.
+	threadLink link[Task]
+	// killPending is set when the thread has been sent SIGKILL (or its
+	// group is exiting): blocking calls return EINTR.
+	// +checklocks:tg.mu
+	killPending bool
+	// dying, when not nil, is closed when killPending is set; blocking
+	// calls select on it. It is made on first use.
+	// +checklocks:tg.mu
+	dying chan struct{}
+
+	creds        atomic.Pointer[Creds]
+	nice         atomic.Int32
+	pdeathSignal atomic.Int32
+	// nsForChildren is the pid namespace new children are created in:
+	// the task's own, or the one made by unshare(CLONE_NEWPID).
+	nsForChildren atomic.Pointer[PIDNamespace]
+	// user is the accounting object of the real uid this task is charged
+	// to for RLIMIT_NPROC; nil for uid 0, which is not counted.
+	user atomic.Pointer[User]
+}
+
+func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
+
+// ThreadGroup is a process: the threads that share a tgid, signal state
+// and a parent.
+type ThreadGroup struct {
+	k  *Kernel
+	mu lockstat.Mutex
+	// serial orders processes for locking: a parent's serial is lower than
+	// its children's.
+	serial uint64
+	// ns is the pid namespace the process lives in (its innermost level).
+	ns *PIDNamespace
+	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
+	unkillable bool
+	// sighand is the signal handler table, shared with CLONE_SIGHAND.
+	sighand *SignalHandlers
+
+	// leader is the thread whose pid is the tgid.
+	leader atomic.Pointer[Task]
+
+	// +checklocks:mu
+	threads ilist[Task]
+	// liveThreads counts threads not yet exiting (signal->live).
+	// +checklocks:mu
+	liveThreads int
+	// zapping is set while the process, a namespace init, is killing its
+	// namespace (zap_pid_ns_processes): its zombie children are reaped at
+	// once.
+	// +checklocks:mu
+	zapping bool
+	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode its status.
+	// +checklocks:mu
+	groupExiting bool
+	// +checklocks:mu
+	groupExitCode int32
+	// exitStatus is what wait reports, fixed when the last thread exits.
+	// +checklocks:mu
+	exitStatus int32
+	// leaderNotifyClaimed is set by the one thread that notifies the
+	// parent about the zombie leader once the group is empty.
+	// +checklocks:mu
+	leaderNotifyClaimed bool
+
+	// children are the children of all the process's threads; each
+	// child's parent field says which thread it belongs to.
+	// +checklocks:mu
+	children ilist[ThreadGroup]
+	// nrChildren counts the children per wait class.
+	// +checklocks:mu
+	nrChildren [2]int
+	// ready lists children with something to report to wait, per class.
+	// +checklocks:mu
+	ready [2]ilist[ThreadGroup]
+	// waitCh is closed and replaced to wake the process's waiters
+	// (wait_chldexit).
+	// +checklocks:mu
+	waitCh chan struct{}
+
+	isChildSubreaper  atomic.Bool
+	hasChildSubreaper atomic.Bool
+	rlimits           atomic.Pointer[rlimitTable]
+	pgrp              atomic.Pointer[ProcessGroup]
+	// execSeq counts execs (self_exec_id).
+	execSeq atomic.Uint32
+
+	// The rest is the parent's view of this process, guarded by the
+	// parent's ThreadGroup.mu (checklocks cannot name a lock reached
+	// through a pointer that itself changes). parent is atomic so that
+	// getppid reads it without a lock; a writer holds the old and the new
+	// parent's locks.
+	parent atomic.Pointer[Task]
+	// exitSignal is the signal sent to the parent on exit (0: none).
+	exitSignal int32
+	// parentExecSeq is the parent's execSeq when this process was made.
+	parentExecSeq uint32
+	// exitState is procAlive, procZombie or procDead.
+	exitState   atomic.Int32
+	siblingLink link[ThreadGroup]
+	readyLink   link[ThreadGroup]
+	// pgrpLink is guarded by the process group's mu.
+	pgrpLink link[ThreadGroup]
+}
+
+func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
+func readyLinkOf(tg *ThreadGroup) *link[ThreadGroup]   { return &tg.readyLink }
+
+// waitClass returns the wait class of a child with exit signal sig.
+func waitClass(sig int32) int {
+	if sig == int32(unix.SIGCHLD) {
+		return classSIGCHLD
+	}
+	return classClone
+}
+
+// Kernel returns the kernel the task belongs to.
+func (t *Task) Kernel() *Kernel { return t.k }
+
+// ThreadGroup returns the task's process.
+func (t *Task) ThreadGroup() *ThreadGroup { return t.tg }
+
+// Leader returns the process's group leader.
+func (tg *ThreadGroup) Leader() *Task { return tg.leader.Load() }
+
+// Namespace returns the pid namespace the task lives in.
+func (t *Task) Namespace() *PIDNamespace { return t.tg.ns }
+
+// alive reports whether the task may still make calls.
+func (t *Task) alive() bool { return t.state.Load() == taskRunning }
+
+// Exited reports whether the task has begun exiting (or is gone).
+func (t *Task) Exited() bool { return t.state.Load() >= taskExiting }
+
+// PIDIn returns the task's tid as seen in ns, or 0 if it is not visible
+// there (task_pid_nr_ns).
+func (t *Task) PIDIn(ns *PIDNamespace) int { return t.pid.nrIn(ns) }
+
+// TGIDIn returns the task's process id as seen in ns, or 0.
+func (t *Task) TGIDIn(ns *PIDNamespace) int { return t.tg.leader.Load().pid.nrIn(ns) }
+
+// Gettid returns the caller's thread id in its own namespace.
+func (t *Task) Gettid() int { return t.pid.nrIn(t.tg.ns) }
+
+// Getpid returns the caller's process id (tgid) in its own namespace.
+func (t *Task) Getpid() int { return t.TGIDIn(t.tg.ns) }
+
+// Getppid returns the parent process's id as seen from the caller's
+// namespace, or 0 when the parent lives outside it (a namespace init).
+func (t *Task) Getppid() int {
+	p := t.tg.parent.Load()
+	if p == nil {
+		return 0
+	}
+	return p.TGIDIn(t.tg.ns)
+}
+
+// Parent returns the parent thread (real_parent).
+func (t *Task) Parent() *Task { return t.tg.parent.Load() }
+
+// dyingChanLocked returns the channel closed when the task is killed.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) dyingChanLocked() chan struct{} {
+	if t.dying == nil {
+		t.dying = make(chan struct{})
+		if t.killPending {
+			close(t.dying)
+		}
+	}
+	return t.dying
+}
+
+// markKilledLocked records a pending SIGKILL and wakes the thread's
+// blocking calls.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) markKilledLocked() {
+	if t.killPending {
+		return
+	}
+	t.killPending = true
+	if t.dying != nil {
+		close(t.dying)
+	}
+}
+
+// wakeWaitersLocked wakes every thread waiting in wait4/waitid on tg
+// (__wake_up_parent).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) wakeWaitersLocked() {
+	if tg.waitCh != nil {
+		close(tg.waitCh)
+		tg.waitCh = nil
+	}
+}
+
+// waitChanLocked returns the channel the next wake-up closes.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) waitChanLocked() chan struct{} {
+	if tg.waitCh == nil {
+		tg.waitCh = make(chan struct{})
+	}
+	return tg.waitCh
+}
+
+// findAliveThreadLocked returns a thread of tg that is not exiting and can
+// still adopt children (find_alive_thread), or nil.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) findAliveThreadLocked() *Task {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.state.Load() == taskRunning && !t.childrenClosed.Load() {
+			return t
+		}
+	}
+	return nil
+}

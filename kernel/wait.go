@@ -1,0 +1,271 @@
+package kernel
+
+import (
+	"context"
+	"math"
+
+	"golang.org/x/sys/unix"
+)
+
+// siginfo si_code values for SIGCHLD, as waitid reports them.
+const (
+	CLDExited    = 1 // CLD_EXITED
+	CLDKilled    = 2 // CLD_KILLED
+	CLDDumped    = 3 // CLD_DUMPED
+	CLDTrapped   = 4 // CLD_TRAPPED
+	CLDStopped   = 5 // CLD_STOPPED
+	CLDContinued = 6 // CLD_CONTINUED
+)
+
+// WaitResult is what wait4 and waitid report about a child.
+type WaitResult struct {
+	// Pid is the child's pid as seen from the caller's namespace; 0 when
+	// WNOHANG found nothing ready.
+	Pid int
+	// Status is the wait4 status word (C8).
+	Status unix.WaitStatus
+	// Code is waitid's si_code (CLD_*); Signo or exit code is in Status.
+	Code int
+	// Task is the child's leader, nil when nothing was reported.
+	Task *Task
+}
+
+// waitSelector is the set of children a wait asks for.
+type waitSelector struct {
+	all  bool // any child (wait4 -1, P_ALL)
+	pid  *PID // with byPgrp, a process group; otherwise one process
+	pgrp bool
+}
+
+// Wait4 is wait4(2) without rusage (C1, C2, C4–C9): pid -1 waits for any
+// child, < -1 for process group -pid, 0 for the caller's process group,
+// > 0 for that process. A blocking wait ends with EINTR when ctx is done
+// or the caller is killed. Errors: EINVAL for unknown options (WNOWAIT
+// included), ESRCH for INT_MIN, ECHILD when no child matches.
+func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, error) {
+	const valid = unix.WNOHANG | unix.WUNTRACED | unix.WCONTINUED | unix.WNOTHREAD | unix.WCLONE | unix.WALL
+	if options&^valid != 0 {
+		return WaitResult{}, unix.EINVAL
+	}
+	if pid == math.MinInt32 {
+		return WaitResult{}, unix.ESRCH
+	}
+	var sel waitSelector
+	switch {
+	case pid == -1:
+		sel.all = true
+	case pid < -1:
+		sel = waitSelector{pid: t.tg.ns.alloc.Load(-pid), pgrp: true}
+	case pid == 0:
+		sel = waitSelector{pid: t.tg.pgrp.Load().id, pgrp: true}
+	default:
+		sel = waitSelector{pid: t.tg.ns.alloc.Load(pid)}
+	}
+	return t.doWait(ctx, sel, options|unix.WEXITED)
+}
+
+// Waitid is waitid(2) (C3): idtype P_ALL, P_PID or P_PGID (id 0: the
+// caller's group); options must include one of WEXITED, WSTOPPED,
+// WCONTINUED. Errors as Wait4, plus EINVAL for a bad idtype or id.
+func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitResult, error) {
+	const valid = unix.WNOHANG | unix.WNOWAIT | unix.WEXITED | unix.WSTOPPED | unix.WCONTINUED |
+		unix.WNOTHREAD | unix.WCLONE | unix.WALL
+	if options&^valid != 0 || options&(unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED) == 0 {
+		return WaitResult{}, unix.EINVAL
+	}
+	var sel waitSelector
+	switch idtype {
+	case unix.P_ALL:
+		sel.all = true
+	case unix.P_PID:
+		if id <= 0 {
+			return WaitResult{}, unix.EINVAL
+		}
+		sel = waitSelector{pid: t.tg.ns.alloc.Load(id)}
+	case unix.P_PGID:
+		if id < 0 {
+			return WaitResult{}, unix.EINVAL
+		}
+		sel = waitSelector{pid: t.tg.pgrp.Load().id, pgrp: true}
+		if id != 0 {
+			sel.pid = t.tg.ns.alloc.Load(id)
+		}
+	default:
+		return WaitResult{}, unix.EINVAL
+	}
+	return t.doWait(ctx, sel, options)
+}
+
+// doWait is do_wait: report a ready eligible child, or sleep on the
+// process's wait event until one is ready, or fail with ECHILD when none
+// is eligible.
+func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResult, error) {
+	tg := t.tg
+	for {
+		if !sel.all && !sel.exists() {
+			return WaitResult{}, unix.ECHILD // C4
+		}
+		// The process lock guards its children lists and ready lists, and
+		// a claim under it is exclusive (C9).
+		tg.mu.Lock()
+		if t.killPending {
+			tg.mu.Unlock()
+			return WaitResult{}, unix.EINTR
+		}
+		if c := t.findReadyLocked(sel, opts); c != nil {
+			res := t.reportLocked(c)
+			claimed := opts&unix.WNOWAIT == 0
+			if claimed {
+				tg.ready[waitClass(c.exitSignal)].remove(c, readyLinkOf)
+				c.exitState.Store(procDead)
+				c.unlinkFromParentLocked(tg)
+			}
+			tg.mu.Unlock()
+			if claimed {
+				c.release()
+			}
+			return res, nil
+		}
+		if !t.anyEligibleLocked(sel, opts) {
+			tg.mu.Unlock()
+			return WaitResult{}, unix.ECHILD
+		}
+		if opts&unix.WNOHANG != 0 {
+			tg.mu.Unlock()
+			return WaitResult{}, nil
+		}
+		wake, dying := tg.waitChanLocked(), t.dyingChanLocked()
+		tg.mu.Unlock()
+		select {
+		case <-wake:
+		case <-dying:
+			return WaitResult{}, unix.EINTR
+		case <-ctx.Done():
+			return WaitResult{}, unix.EINTR
+		}
+	}
+}
+
+// exists is pid_has_task for the selector's pid type.
+func (sel waitSelector) exists() bool {
+	if sel.pid == nil {
+		return false
+	}
+	if sel.pgrp {
+		return sel.pid.pgrp.Load() != nil
+	}
+	return sel.pid.task.Load() != nil
+}
+
+// classes returns the wait classes opts asks for (eligible_child).
+func classes(opts int) []int {
+	switch {
+	case opts&unix.WALL != 0:
+		return []int{classSIGCHLD, classClone}
+	case opts&unix.WCLONE != 0:
+		return []int{classClone}
+	}
+	return []int{classSIGCHLD}
+}
+
+// eligibleLocked reports whether child c of the caller's process matches
+// the selector and options, class aside.
+//
+// Preconditions: t.tg.mu is held; c is a child of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
+	if opts&unix.WNOTHREAD != 0 && c.parent.Load() != t {
+		return false
+	}
+	switch {
+	case sel.all:
+		return true
+	case sel.pgrp:
+		return c.pgrp.Load().id == sel.pid
+	}
+	return c.leader.Load().pid == sel.pid
+}
+
+// findReadyLocked returns a ready child the wait may report, in the order
+// the children became ready. A wait for one pid looks at that child only.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) findReadyLocked(sel waitSelector, opts int) *ThreadGroup {
+	tg := t.tg
+	if opts&unix.WEXITED == 0 {
+		return nil
+	}
+	if !sel.all && !sel.pgrp {
+		c := sel.pid.task.Load()
+		if c == nil || c.tg.exitState.Load() != procZombie || c.tg.parent.Load().tg != tg ||
+			!t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
+			return nil
+		}
+		return c.tg
+	}
+	for _, class := range classes(opts) {
+		for c := tg.ready[class].head; c != nil; c = c.readyLink.next {
+			if t.eligibleLocked(c, sel, opts) {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// classOK reports whether c's wait class is one opts asks for.
+func classOK(c *ThreadGroup, opts int) bool {
+	return opts&unix.WALL != 0 || (waitClass(c.exitSignal) == classClone) == (opts&unix.WCLONE != 0)
+}
+
+// anyEligibleLocked reports whether some child matches, ready or not; if
+// none does, the wait fails with ECHILD.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
+	tg := t.tg
+	if sel.all && opts&unix.WNOTHREAD == 0 {
+		for _, class := range classes(opts) {
+			if tg.nrChildren[class] > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	if !sel.all && !sel.pgrp {
+		c := sel.pid.task.Load()
+		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
+			c.tg.parent.Load().tg == tg && t.eligibleLocked(c.tg, sel, opts) && classOK(c.tg, opts)
+	}
+	for c := tg.children.head; c != nil; c = c.siblingLink.next {
+		if t.eligibleLocked(c, sel, opts) && classOK(c, opts) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportLocked builds the result for a zombie child (wait_task_zombie).
+//
+// Preconditions: t.tg.mu is held; c is a zombie child.
+//
+// +checklocks:t.tg.mu
+func (t *Task) reportLocked(c *ThreadGroup) WaitResult {
+	leader := c.leader.Load()
+	// exitStatus was fixed under c.mu before the notification that made
+	// c ready, and that notification was made under t.tg.mu.
+	status := unix.WaitStatus(c.exitStatusForWait())
+	code := CLDExited
+	switch {
+	case status.Signaled() && status.CoreDump():
+		code = CLDDumped
+	case status.Signaled():
+		code = CLDKilled
+	}
+	return WaitResult{Pid: leader.pid.nrIn(t.tg.ns), Status: status, Code: code, Task: leader}
+}

@@ -1,0 +1,331 @@
+// Package lockstat provides the lock types used throughout tasklist: mutexes
+// that belong to a named lock class, keep per-class statistics, and check the
+// lock order at run time, class by class, the way Linux's lockdep does.
+//
+// # Classes and keys
+//
+// Every lock belongs to a [Class], such as "Process.mu", shared by all the
+// locks that guard the same kind of object. The checker reasons about
+// classes, not instances: once any goroutine has held a lock of class A while
+// acquiring one of class B, it records the order A→B, and any later
+// acquisition that closes a cycle in the recorded orders, such as taking an A
+// while holding a B, is reported as an inversion. Checkers that track
+// individual lock instances, such as go-deadlock, notice an inversion only
+// when the same two objects are taken in both orders. With a lock per object,
+// a path that locks a parent then a child and another that locks a child then
+// a parent almost always run on different objects in a test, so the hazard
+// goes unseen; a class-based checker reports it once both orders have been
+// seen on any objects, whether or not a deadlock occurred.
+//
+// Locks of one class may be held together only in strictly increasing order
+// of their key, which is given to [Mutex.Init] or [RWMutex.Init] (process
+// locks, for example, are keyed by the process's creation serial so that
+// ancestors are locked first). Key 0 forbids holding two locks of the class
+// at once.
+//
+// # Cost
+//
+// Checking is on by default only in test binaries (see [SetChecking]);
+// statistics are off by default (see [SetStats]). With both off, Lock and
+// RLock add one atomic load of a package-level flag to the sync.Mutex or
+// sync.RWMutex they wrap, and Unlock and RUnlock add a test of the lock's own
+// fields. A lock that was never given a class (a zero Mutex or RWMutex) is
+// a plain mutex: it is neither checked nor counted.
+//
+// The lock types are named structs with explicit Lock and Unlock methods so
+// that static lock analysis (gVisor's checklocks) understands them.
+package lockstat
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Class names a kind of lock, such as "ThreadGroup.mu". Every classed lock
+// belongs to exactly one class; ordering rules and statistics are per class.
+// A Class must be created with [NewClass] and is never freed.
+type Class struct {
+	name string
+	id   int // registration index; orders the class pair of a reported inversion
+
+	// after holds the recorded edges from this class; guarded by graphMu.
+	after map[*Class]*edge
+
+	nextStripe atomic.Uint32
+	stripes    [numStripes]stripe
+}
+
+var (
+	classesMu sync.Mutex
+	classes   []*Class // guarded by classesMu
+)
+
+// NewClass registers and returns a new lock class named name. It panics if
+// name is empty. Every call makes a distinct class, even for a name already
+// in use; duplicate names are allowed but make reports ambiguous.
+func NewClass(name string) *Class {
+	if name == "" {
+		panic("lockstat: NewClass with an empty name")
+	}
+	c := &Class{name: name}
+	classesMu.Lock()
+	c.id = len(classes)
+	classes = append(classes, c)
+	classesMu.Unlock()
+	return c
+}
+
+// Name returns the name c was registered with.
+func (c *Class) Name() string { return c.name }
+
+// Classes returns every registered class in registration order. The slice is
+// the caller's own.
+func Classes() []*Class {
+	classesMu.Lock()
+	defer classesMu.Unlock()
+	return append([]*Class(nil), classes...)
+}
+
+// lockState is the part of a lock that the checker and the statistics use.
+// Its address identifies the lock instance.
+type lockState struct {
+	class  *Class
+	key    uint64
+	stripe uint8
+
+	// owner is the goroutine whose held list records the exclusive hold,
+	// or 0 when the holder is not tracked; since is when the exclusive hold
+	// began if statistics were on, or 0. Both are written only by the
+	// exclusive holder and read by the goroutine releasing the lock, which
+	// the sync.Mutex orders after it.
+	owner int64
+	since int64
+}
+
+func (s *lockState) init(c *Class, key uint64) {
+	s.class, s.key = c, key
+	if c != nil {
+		s.stripe = uint8(c.nextStripe.Add(1) % numStripes)
+	}
+}
+
+// active reports whether acquisitions of s need more than the bare lock,
+// and with which features.
+func (s *lockState) active() (uint32, bool) {
+	f := mode.Load()
+	return f, f != 0 && s.class != nil
+}
+
+// acquired finishes an exclusive acquisition made in mode f by goroutine g
+// (0 unless f included checking).
+func (s *lockState) acquired(f uint32, g int64) {
+	if f&modeStats != 0 {
+		s.since = now()
+	}
+	if g != 0 {
+		s.owner = g
+		pushHeld(g, held{s, false})
+	}
+}
+
+// trackTry finishes a successful TryLock made in mode f; unlike a blocking
+// acquisition it was neither checked nor contended.
+func (s *lockState) trackTry(f uint32) {
+	var g int64
+	if f&modeCheck != 0 {
+		g = goid()
+	}
+	if f&modeStats != 0 {
+		s.slot().acquisitions.Add(1)
+	}
+	s.acquired(f, g)
+}
+
+// Mutex is a mutual-exclusion lock that belongs to a [Class]. The zero Mutex
+// is an unlocked plain mutex that is neither checked nor counted; [Mutex.Init]
+// gives it a class. A Mutex must not be copied after first use.
+//
+// Unlike sync.Mutex, while checking is on a Mutex must be unlocked by the
+// goroutine that locked it; any other unlock is reported as "unlock-unheld".
+type Mutex struct {
+	mu sync.Mutex
+	st lockState
+}
+
+// Init sets m's class and its order key among locks of the same class (see
+// the package documentation). A nil class leaves m unchecked and uncounted.
+// Init must be called before m is first used and not concurrently with any
+// other method.
+func (m *Mutex) Init(c *Class, key uint64) { m.st.init(c, key) }
+
+// Lock acquires m, blocking until it is free. When checking is on it first
+// reports any order violation the acquisition would cause, so a recursive
+// Lock is reported rather than deadlocking if the reporter panics.
+//
+// +checklocksignore
+func (m *Mutex) Lock() {
+	f, ok := m.st.active()
+	if !ok {
+		m.mu.Lock()
+		return
+	}
+	var g int64
+	if f&modeCheck != 0 {
+		g = checkAcquire(&m.st, false)
+	}
+	if f&modeStats != 0 {
+		m.st.timedLock(&m.mu)
+	} else {
+		m.mu.Lock()
+	}
+	m.st.acquired(f, g)
+}
+
+// TryLock acquires m if it is free and reports whether it did. A TryLock
+// never blocks, so it cannot complete a deadlock and its order is not
+// checked; a lock it acquires is tracked like any other.
+//
+// +checklocksignore
+func (m *Mutex) TryLock() bool {
+	if !m.mu.TryLock() {
+		return false
+	}
+	if f, ok := m.st.active(); ok {
+		m.st.trackTry(f)
+	}
+	return true
+}
+
+// Unlock releases m. A lock acquired while checking was on is forgotten by
+// the checker even if checking has since been turned off.
+//
+// +checklocksignore
+func (m *Mutex) Unlock() {
+	if m.st.owner != 0 || m.st.since != 0 {
+		m.st.releaseExclusive()
+	}
+	m.mu.Unlock()
+}
+
+// AssertHeld reports a "not-held" violation if checking is on, m has a
+// class, and the calling goroutine does not hold m. It does nothing
+// otherwise, and it cannot see holds acquired while checking was off.
+func (m *Mutex) AssertHeld() { assertHeld(&m.st) }
+
+// RWMutex is a reader/writer lock that belongs to a [Class]. The zero RWMutex
+// is an unlocked plain RWMutex that is neither checked nor counted;
+// [RWMutex.Init] gives it a class. An RWMutex must not be copied after first
+// use.
+//
+// Read acquisitions are ordered exactly like write ones: a reader can block
+// behind a waiting writer, so a cycle through read holds is still a deadlock
+// hazard. For the same reason a goroutine that read-locks an RWMutex it
+// already holds is reported as "recursive". While checking is on, a lock
+// must be released by the goroutine that acquired it.
+type RWMutex struct {
+	rw sync.RWMutex
+	st lockState
+
+	// readers counts the read holds on held lists, so that RUnlock skips
+	// the checker when there are none.
+	readers atomic.Int32
+}
+
+// Init sets rw's class and its order key among locks of the same class (see
+// the package documentation). A nil class leaves rw unchecked and uncounted.
+// Init must be called before rw is first used and not concurrently with any
+// other method.
+func (rw *RWMutex) Init(c *Class, key uint64) { rw.st.init(c, key) }
+
+// Lock acquires rw for writing, blocking until no reader or writer holds it.
+// Violations are reported before blocking, as for [Mutex.Lock].
+//
+// +checklocksignore
+func (rw *RWMutex) Lock() {
+	f, ok := rw.st.active()
+	if !ok {
+		rw.rw.Lock()
+		return
+	}
+	var g int64
+	if f&modeCheck != 0 {
+		g = checkAcquire(&rw.st, false)
+	}
+	if f&modeStats != 0 {
+		rw.st.timedLock(&rw.rw)
+	} else {
+		rw.rw.Lock()
+	}
+	rw.st.acquired(f, g)
+}
+
+// TryLock acquires rw for writing if it is free and reports whether it did.
+// As with [Mutex.TryLock], its order is not checked.
+//
+// +checklocksignore
+func (rw *RWMutex) TryLock() bool {
+	if !rw.rw.TryLock() {
+		return false
+	}
+	if f, ok := rw.st.active(); ok {
+		rw.st.trackTry(f)
+	}
+	return true
+}
+
+// Unlock releases a write hold on rw.
+//
+// +checklocksignore
+func (rw *RWMutex) Unlock() {
+	if rw.st.owner != 0 || rw.st.since != 0 {
+		rw.st.releaseExclusive()
+	}
+	rw.rw.Unlock()
+}
+
+// RLock acquires rw for reading. Violations are reported before blocking.
+// Statistics count read acquisitions, contention and wait time, but not hold
+// time: read holds overlap and a reader's release cannot tell when it began.
+//
+// +checklocksignore
+func (rw *RWMutex) RLock() {
+	f, ok := rw.st.active()
+	if !ok {
+		rw.rw.RLock()
+		return
+	}
+	var g int64
+	if f&modeCheck != 0 {
+		g = checkAcquire(&rw.st, true)
+	}
+	if f&modeStats != 0 {
+		rw.st.timedLock((*readLocker)(&rw.rw))
+	} else {
+		rw.rw.RLock()
+	}
+	if g != 0 {
+		rw.readers.Add(1)
+		pushHeld(g, held{&rw.st, true})
+	}
+}
+
+// RUnlock releases a read hold on rw.
+//
+// +checklocksignore
+func (rw *RWMutex) RUnlock() {
+	if rw.readers.Load() != 0 && releaseRead(&rw.st) {
+		rw.readers.Add(-1)
+	}
+	rw.rw.RUnlock()
+}
+
+// AssertHeld reports a "not-held" violation if checking is on, rw has a
+// class, and the calling goroutine holds rw neither for reading nor for
+// writing. It does nothing otherwise.
+func (rw *RWMutex) AssertHeld() { assertHeld(&rw.st) }
+
+// readLocker presents the read side of a sync.RWMutex as a blocker.
+type readLocker sync.RWMutex
+
+func (r *readLocker) Lock()         { (*sync.RWMutex)(r).RLock() }
+func (r *readLocker) TryLock() bool { return (*sync.RWMutex)(r).TryRLock() }

@@ -1,0 +1,227 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+)
+
+// parseArgs reads "(ARG, ...)" and checks it against the call's shape.
+func (p *parser) parseArgs(st *stmt, spec callSpec) *Error {
+	if _, err := p.expect(tLParen); err != nil {
+		return err
+	}
+	var args []arg
+	for p.tok.kind != tRParen {
+		if len(args) > 0 {
+			if _, err := p.expect(tComma); err != nil {
+				return err
+			}
+		}
+		a, err := p.parseArg()
+		if err != nil {
+			return err
+		}
+		args = append(args, a)
+	}
+	for i, a := range args {
+		if m := spec.maxArgs(); m >= 0 && i >= m {
+			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
+				Msg: fmt.Sprintf("%s takes %s, got %d", st.call, spec.arity(), len(args))}
+		}
+		if err := p.checkArg(st.call, i, spec.kind(i), a); err != nil {
+			return err
+		}
+	}
+	if !spec.allows(len(args)) {
+		return p.errAt(p.tok, "%s takes %s, got %d", st.call, spec.arity(), len(args))
+	}
+	if spec.rest != nil {
+		merged := args[len(spec.args)]
+		for _, a := range args[len(spec.args)+1:] {
+			merged.sembufs = append(merged.sembufs, a.sembufs...)
+		}
+		args = append(args[:len(spec.args)], merged)
+	}
+	st.args = args
+	return p.advance()
+}
+
+// checkArg checks that argument i of call, a, has a form that position kind accepts and that
+// a name in it is bound to the right kind of thing.
+func (p *parser) checkArg(call string, i int, kind argKind, a arg) *Error {
+	fail := func(what string) *Error {
+		return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
+			Msg: fmt.Sprintf("argument %d of %s must be %s, not %s", i+1, call, kind, what)}
+	}
+	switch a.form {
+	case formSembufs:
+		if kind != argSembuf {
+			return fail("a sembuf")
+		}
+	case formList:
+		if kind != argSemArg {
+			return fail("a value list")
+		}
+	case formInt:
+		if kind == argSembuf {
+			return fail("an integer")
+		}
+	case formName:
+		b, ok := p.names[a.name]
+		if !ok {
+			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
+				Msg: fmt.Sprintf("unknown constant or unbound name %s%s", a.name, p.untilJoin(a.name))}
+		}
+		neg := ""
+		if a.neg {
+			neg = "-"
+		}
+		switch {
+		case b.creates == createsTask && kind != argPid:
+			return fail("task " + neg + a.name)
+		case b.creates == createsSet && (kind != argSet || a.neg):
+			return fail("semaphore set " + neg + a.name)
+		}
+	}
+	return nil
+}
+
+func (p *parser) parseArg() (arg, *Error) {
+	t := p.tok
+	a := arg{pos: p.pos(t)}
+	switch t.kind {
+	case tLBrace:
+		return p.parseSembuf(a)
+	case tLBrack:
+		return p.parseList(a)
+	case tMinus, tIdent:
+		n := t
+		if t.kind == tMinus {
+			n = p.peek()
+		}
+		if _, isConst := constants[n.text]; n.kind == tIdent && !isConst {
+			a.form, a.name, a.neg = formName, n.text, t.kind == tMinus
+			if t.kind == tMinus {
+				if err := p.advance(); err != nil {
+					return a, err
+				}
+			}
+			if err := p.advance(); err != nil {
+				return a, err
+			}
+			if p.tok.kind == tPipe {
+				return a, p.errAt(n, "%s", p.notConstant(n.text))
+			}
+			return a, nil
+		}
+	}
+	v, err := p.parseExpr()
+	a.form, a.val = formInt, v
+	return a, err
+}
+
+// notConstant explains why a name cannot stand where only constants may.
+func (p *parser) notConstant(name string) string {
+	if _, ok := p.names[name]; ok {
+		return name + " is a name, not a constant; only constants combine with |"
+	}
+	return "unknown constant or unbound name " + name + p.untilJoin(name)
+}
+
+// parseExpr reads TERM { | TERM }.
+func (p *parser) parseExpr() (int64, *Error) {
+	v, err := p.parseTerm()
+	for err == nil && p.tok.kind == tPipe {
+		if err = p.advance(); err != nil {
+			break
+		}
+		var w int64
+		w, err = p.parseTerm()
+		v |= w
+	}
+	return v, err
+}
+
+// parseTerm reads a number, a negative number or a constant.
+func (p *parser) parseTerm() (int64, *Error) {
+	sign := p.tok
+	neg := sign.kind == tMinus
+	if neg {
+		if err := p.advance(); err != nil {
+			return 0, err
+		}
+	}
+	t := p.tok
+	switch t.kind {
+	case tInt:
+		var v int64
+		switch {
+		case neg && t.num <= 1<<63:
+			v = int64(-t.num) // two's complement, so 1<<63 becomes math.MinInt64
+		case !neg && t.num <= math.MaxInt64:
+			v = int64(t.num)
+		case neg:
+			return 0, p.errAt(sign, "number -%s out of range", t.text)
+		default:
+			return 0, p.errAt(t, "number %s out of range", t.text)
+		}
+		return v, p.advance()
+	case tIdent:
+		v, ok := constants[t.text]
+		if !ok {
+			return 0, p.errAt(t, "%s", p.notConstant(t.text))
+		}
+		if neg {
+			return 0, p.errAt(sign, "cannot negate constant %s", t.text)
+		}
+		return v, p.advance()
+	}
+	return 0, p.errAt(t, "expected a number or constant, found %s", t)
+}
+
+// parseSembuf reads {NUM, OP, FLAGS}.
+func (p *parser) parseSembuf(a arg) (arg, *Error) {
+	open := p.tok
+	if err := p.advance(); err != nil {
+		return a, err
+	}
+	var f []int64
+	for p.tok.kind != tRBrace {
+		if len(f) > 0 {
+			if _, err := p.expect(tComma); err != nil {
+				return a, err
+			}
+		}
+		v, err := p.parseExpr()
+		if err != nil {
+			return a, err
+		}
+		f = append(f, v)
+	}
+	if len(f) != 3 {
+		return a, p.errAt(open, "malformed sembuf: it has %d fields, not 3 {NUM, OP, FLAGS}", len(f))
+	}
+	a.form, a.sembufs = formSembufs, []Sembuf{{Num: f[0], Op: f[1], Flags: f[2]}}
+	return a, p.advance()
+}
+
+// parseList reads [v0 v1 ...]; commas between values are tolerated.
+func (p *parser) parseList(a arg) (arg, *Error) {
+	if err := p.advance(); err != nil {
+		return a, err
+	}
+	a.form, a.list = formList, []int64{}
+	for p.tok.kind != tRBrack {
+		if len(a.list) > 0 && p.tok.kind == tComma {
+			if err := p.advance(); err != nil {
+				return a, err
+			}
+		}
+		v, err := p.parseExpr()
+		if err != nil {
+			return a, err
+		}
+		a.list = append(a.list, v)
+	}
+	return a, p.advance()
+}

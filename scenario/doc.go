@@ -1,0 +1,35 @@
+// Package scenario reads and runs scenario files: plain text programs that drive processes
+// through system calls, one statement per line, so that the same file can run on the Go model of
+// the kernel and on the host kernel and both print the same text.
+//
+// The language is a contract, written down in shared/spec/scenario-language.md. In short:
+//
+//	# comment
+//	[NAME =] ACTOR.CALL(ARG, ...) [&] [== EXPECT]
+//	join ACTOR [== EXPECT]
+//
+// ACTOR is init or a name bound by an earlier fork, clone or semget. Arguments are integers
+// (decimal, hex, octal with a leading 0), Linux constants joined with |, task names (a pid as
+// the caller sees it), -NAME (a negated pid), semaphore-set names, sembufs {NUM, OP, FLAGS} and
+// value lists [1 2 3]. Every executed statement prints "LINE: SOURCE = RESULT"; a background
+// call (&) prints its result at its join.
+//
+// This package is everything the two runners share: the lexer, the parser with its static
+// checks, and the driver that binds names, tracks background calls, formats results and checks
+// expectations. It knows nothing of how a kernel behaves: a [Backend] performs every call and
+// reports its [Result] in kernel terms (pids, errnos, wait statuses); the driver turns those
+// into the names and words of the contract.
+//
+// Parse refuses everything that can be seen without running (see [Parse]). A few things can only
+// be seen at run time: a name whose fork, clone or semget failed was never bound, so a statement
+// that uses it cannot run. Such a statement is skipped, reported on standard error as
+// "FILE:LINE:COL: message", and makes the exit status 1, like a failed expectation.
+//
+// A name bound by a background call ("B = A.clone(CLONE_VFORK) &") is bound when its join
+// prints the result, because only then does the driver learn what the call created.
+//
+// Constants take the values of the Linux headers for the architecture the package is built for,
+// from golang.org/x/sys/unix where it has them. Two values are this package's own choice:
+// HANDLER is [Handler], and RLIM_INFINITY is -1, the int64 with the bits of the kernel's
+// all-ones rlim_t.
+package scenario

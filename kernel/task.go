@@ -66,6 +66,9 @@ type Task struct {
 	// +checklocks:tg.mu
 	dying chan struct{}
 
+	// sleepingOn is the wake-up channel of a blocking wait in progress.
+	sleepingOn atomic.Pointer[chan struct{}]
+
 	creds        atomic.Pointer[Creds]
 	nice         atomic.Int32
 	pdeathSignal atomic.Int32
@@ -214,6 +217,22 @@ func (t *Task) Getppid() int {
 
 // Parent returns the parent thread (real_parent).
 func (t *Task) Parent() *Task { return t.tg.parent.Load() }
+
+// Sleeping reports whether the task is blocked in wait4 or waitid with no
+// wake-up pending: it will not return until another task acts. Runners
+// use it to tell a blocked background call from one still working.
+func (t *Task) Sleeping() bool {
+	ch := t.sleepingOn.Load()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-*ch:
+		return false
+	default:
+		return true
+	}
+}
 
 // dyingChanLocked returns the channel closed when the task is killed.
 //

@@ -136,11 +136,15 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		wake, dying := tg.waitChanLocked(), t.dyingChanLocked()
 		tg.mu.Unlock()
+		t.sleepingOn.Store(&wake)
 		select {
 		case <-wake:
+			t.sleepingOn.Store(nil)
 		case <-dying:
+			t.sleepingOn.Store(nil)
 			return WaitResult{}, unix.EINTR
 		case <-ctx.Done():
+			t.sleepingOn.Store(nil)
 			return WaitResult{}, unix.EINTR
 		}
 	}

@@ -1,0 +1,277 @@
+// Package modelrun runs scenario files on the tasklist model: it is the
+// scenario.Backend behind `tasklist run FILE`.
+//
+// The scenario's init is pid 1 of a fresh pid namespace, the leader of its
+// own session and process group, made by the model's root init with
+// CLONE_NEWPID and setsid() — the same position the kernel runner gives it
+// on the host. Between statements the backend waits for the model to be
+// quiescent (Kernel.Quiesce), and a background call is handed back once it
+// has completed or is blocked in a wait.
+package modelrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel"
+	"tasklist/scenario"
+)
+
+// Backend is a scenario.Backend on a fresh model kernel.
+type Backend struct {
+	k     *kernel.Kernel
+	tasks []*kernel.Task
+	bg    map[scenario.TaskRef]*background
+	ctx   context.Context
+	stop  context.CancelFunc
+}
+
+type background struct {
+	done chan struct{}
+	res  scenario.Result
+}
+
+// New returns a backend whose init is ready.
+func New() (*Backend, error) {
+	k, err := kernel.New(kernel.Config{})
+	if err != nil {
+		return nil, err
+	}
+	init, err := k.Init().Clone(kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := init.Setsid(); err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{}, ctx: ctx, stop: stop}, nil
+}
+
+// Kernel returns the model the scenario runs on.
+func (b *Backend) Kernel() *kernel.Kernel { return b.k }
+
+// PidIn implements scenario.Backend.
+func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
+	return b.tasks[target].PIDIn(b.tasks[viewer].Namespace())
+}
+
+// Do implements scenario.Backend.
+func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
+	res := b.call(actor, c)
+	b.k.Quiesce()
+	return res
+}
+
+// Start implements scenario.Backend: the call runs on a goroutine of its
+// own, and Start returns once it has finished or sleeps in a wait.
+func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
+	bg := &background{done: make(chan struct{})}
+	b.bg[actor] = bg
+	go func() {
+		bg.res = b.call(actor, c)
+		close(bg.done)
+	}()
+	t := b.tasks[actor]
+	for {
+		select {
+		case <-bg.done:
+			b.k.Quiesce()
+			return
+		default:
+		}
+		if t.Sleeping() {
+			b.k.Quiesce()
+			if t.Sleeping() {
+				return
+			}
+		}
+		runtime.Gosched()
+		time.Sleep(20 * time.Microsecond)
+	}
+}
+
+// Join implements scenario.Backend.
+func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
+	bg := b.bg[actor]
+	delete(b.bg, actor)
+	<-bg.done
+	b.k.Quiesce()
+	return bg.res
+}
+
+// Close implements scenario.Backend: background calls still blocked are
+// interrupted.
+func (b *Backend) Close() error {
+	b.stop()
+	for _, bg := range b.bg {
+		<-bg.done
+	}
+	return nil
+}
+
+// call makes one call for actor.
+func (b *Backend) call(actor scenario.TaskRef, c scenario.Call) scenario.Result {
+	t := b.tasks[actor]
+	arg := func(i int) int { return c.Args[i].Pid(b, actor) }
+	switch c.Name {
+	case "fork":
+		return b.created(t, func() (*kernel.Task, error) { return t.Fork() })
+	case "clone":
+		flags := uint64(c.Args[0].Int)
+		sig := flags & 0xff
+		if len(c.Args) > 1 {
+			sig |= uint64(c.Args[1].Int)
+		}
+		return b.created(t, func() (*kernel.Task, error) {
+			return t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
+		})
+	case "exit":
+		return done(t.Exit(arg(0)))
+	case "exit_group":
+		return done(t.ExitGroup(arg(0)))
+	case "wait4":
+		r, err := t.Wait4(b.ctx, arg(0), arg(1))
+		return waited(r, err)
+	case "waitid":
+		r, err := t.Waitid(b.ctx, arg(0), arg(1), arg(2))
+		return waited(r, err)
+	case "getpid":
+		return pid(t.Getpid(), nil)
+	case "gettid":
+		return pid(t.Gettid(), nil)
+	case "getppid":
+		return pid(t.Getppid(), nil)
+	case "getpgrp":
+		return pid(t.Getpgrp(), nil)
+	case "getpgid":
+		return pid(t.Getpgid(arg(0)))
+	case "getsid":
+		return pid(t.Getsid(arg(0)))
+	case "setsid":
+		return pid(t.Setsid())
+	case "setuid":
+		return zero(t.Setuid(arg(0)))
+	case "setresuid":
+		return zero(t.Setresuid(arg(0), arg(1), arg(2)))
+	case "setgid":
+		return zero(t.Setgid(arg(0)))
+	case "setresgid":
+		return zero(t.Setresgid(arg(0), arg(1), arg(2)))
+	case "setrlimit":
+		return zero(setrlimit(t, c.Args))
+	case "signal":
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1)})
+		return zero(err)
+	case "sigaction":
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1), Flags: uint64(c.Args[2].Int)})
+		return zero(err)
+	case "prctl":
+		return prctl(t, c.Args)
+	case "unshare":
+		return zero(t.Unshare(uint64(c.Args[0].Int)))
+	}
+	return errno(unix.ENOSYS)
+}
+
+// created binds the task a fork or clone made.
+func (b *Backend) created(caller *kernel.Task, make func() (*kernel.Task, error)) scenario.Result {
+	child, err := make()
+	if err != nil {
+		return errno(err)
+	}
+	b.tasks = append(b.tasks, child)
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1),
+		NewPid: child.PIDIn(caller.Namespace())}
+}
+
+func setrlimit(t *kernel.Task, args []scenario.Value) error {
+	res := int(args[0].Int)
+	lim, err := t.Getrlimit(res)
+	if err != nil {
+		return err
+	}
+	lim.Cur = uint64(args[1].Int)
+	if len(args) > 2 {
+		lim.Max = uint64(args[2].Int)
+	}
+	return t.Setrlimit(res, lim)
+}
+
+func prctl(t *kernel.Task, args []scenario.Value) scenario.Result {
+	switch option := args[0].Int; {
+	case option == unix.PR_SET_CHILD_SUBREAPER && len(args) == 2:
+		return zero(t.PrctlSetChildSubreaper(args[1].Int != 0))
+	case option == unix.PR_GET_CHILD_SUBREAPER:
+		v := int64(0)
+		if t.PrctlGetChildSubreaper() {
+			v = 1
+		}
+		return scenario.Result{Kind: scenario.ResultInt, Int: v}
+	case option == unix.PR_SET_PDEATHSIG && len(args) == 2:
+		return zero(t.PrctlSetPdeathsig(int(args[1].Int)))
+	case option == unix.PR_GET_PDEATHSIG:
+		return scenario.Result{Kind: scenario.ResultInt, Int: int64(t.PrctlGetPdeathsig())}
+	}
+	return errno(unix.EINVAL)
+}
+
+func errno(err error) scenario.Result {
+	var e syscall.Errno
+	if !errors.As(err, &e) {
+		panic(fmt.Sprintf("modelrun: the model returned a non-errno error: %v", err))
+	}
+	return scenario.Result{Kind: scenario.ResultErrno, Errno: e}
+}
+
+func done(err error) scenario.Result {
+	if err != nil {
+		return errno(err)
+	}
+	return scenario.Result{Kind: scenario.ResultDone}
+}
+
+func zero(err error) scenario.Result {
+	if err != nil {
+		return errno(err)
+	}
+	return scenario.Result{Kind: scenario.ResultInt}
+}
+
+func pid(nr int, err error) scenario.Result {
+	if err != nil {
+		return errno(err)
+	}
+	return scenario.Result{Kind: scenario.ResultPid, Pid: nr}
+}
+
+func waited(r kernel.WaitResult, err error) scenario.Result {
+	switch {
+	case err != nil:
+		return errno(err)
+	case r.Pid == 0:
+		return scenario.Result{Kind: scenario.ResultInt}
+	}
+	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: r.Pid}
+	switch r.Code {
+	case kernel.CLDExited:
+		res.How, res.Code = scenario.Exited, r.Status.ExitStatus()
+	case kernel.CLDKilled:
+		res.How, res.Code = scenario.Killed, int(r.Status.Signal())
+	case kernel.CLDDumped:
+		res.How, res.Code = scenario.Dumped, int(r.Status.Signal())
+	case kernel.CLDStopped:
+		res.How, res.Code = scenario.Stopped, int(r.Status.StopSignal())
+	case kernel.CLDTrapped:
+		res.How, res.Code = scenario.Trapped, int(r.Status.StopSignal())
+	case kernel.CLDContinued:
+		res.How = scenario.Continued
+	}
+	return res
+}

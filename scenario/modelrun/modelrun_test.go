@@ -1,0 +1,80 @@
+package modelrun
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"tasklist/scenario"
+)
+
+func runText(t *testing.T, src string) (string, string, int) {
+	t.Helper()
+	s, err := scenario.Parse("t.scn", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var out, errOut bytes.Buffer
+	status := scenario.Run(s, b, &out, &errOut)
+	if err := b.Kernel().CheckInvariants(); err != nil {
+		t.Errorf("invariants after the scenario: %v", err)
+	}
+	return out.String(), errOut.String(), status
+}
+
+func TestQuickstart(t *testing.T) {
+	src, err := os.ReadFile("../../examples/quickstart.scn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, status := runText(t, string(src))
+	if status != 0 || errOut != "" {
+		t.Fatalf("status %d, stderr %q\n%s", status, errOut, out)
+	}
+	if !strings.Contains(out, "11: init.wait4(A, 0) = A exited 0\n") {
+		t.Errorf("unexpected output:\n%s", out)
+	}
+}
+
+// A background wait blocks until its child exits; join prints its result
+// where the join is written (C7).
+func TestBackgroundWaitBlocksUntilJoin(t *testing.T) {
+	out, errOut, status := runText(t, `A = init.fork()
+init.wait4(-1, 0) &
+A.getppid() == init
+A.exit(3)
+join init == A exited 3
+`)
+	want := "3: A.getppid() = init\n4: A.exit(3) = done\n5: join init = A exited 3\n"
+	if status != 0 || out[strings.Index(out, "3:"):] != want {
+		t.Fatalf("status %d, stderr %q, output:\n%s", status, errOut, out)
+	}
+}
+
+// The scenario's init is pid 1 of its own namespace and leads its own
+// session and process group (A20, E2).
+func TestInitIsANamespaceInit(t *testing.T) {
+	out, _, status := runText(t, `init.getpid() == init
+init.getppid() == 0
+init.getsid(0) == init
+init.getpgrp() == init
+init.clone(CLONE_PARENT) == EINVAL
+`)
+	if status != 0 {
+		t.Fatalf("status %d:\n%s", status, out)
+	}
+}
+
+// Unimplemented calls fail with ENOSYS instead of pretending.
+func TestUnimplementedCallsSayENOSYS(t *testing.T) {
+	out, _, _ := runText(t, "init.kill(0, 0)\n")
+	if out != "1: init.kill(0, 0) = ENOSYS\n" {
+		t.Fatalf("got %q", out)
+	}
+}

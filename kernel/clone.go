@@ -234,10 +234,9 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			unlock()
 			return unix.EINTR
 		}
-		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
-			unlock()
-			return unix.ENOMEM
-		}
+		// Everything a lockless lookup may read is set before the CAS
+		// publishes the task (A15); the lists, which only holders of
+		// the locks held here can read, may follow it.
 		if parent == t {
 			ctg.exitSignal = int32(exitSignal)
 			ctg.parentExecSeq = tg.execSeq.Load()
@@ -246,13 +245,17 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.parentExecSeq = tg.parentExecSeq
 		}
 		ctg.parent.Store(parent)
-		ptg.children.pushBack(ctg, siblingLinkOf)
-		parent.nrChildren.Add(1)
-		ptg.nrChildren[waitClass(ctg.exitSignal)]++
 		if ptg.hasChildSubreaper.Load() || ptg.isChildSubreaper.Load() {
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
+		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
+			unlock()
+			return unix.ENOMEM
+		}
+		ptg.children.pushBack(ctg, siblingLinkOf)
+		parent.nrChildren.Add(1)
+		ptg.nrChildren[waitClass(ctg.exitSignal)]++
 		pg.members.pushBack(ctg, pgrpLinkOf)
 		unlock()
 		return nil
@@ -317,11 +320,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	tg.threads.pushBack(t, threadLinkOf)
 	tg.liveThreads = 1
 	tg.mu.Unlock()
-	s := newSession(p)
-	g := newProcessGroup(p, s)
-	s.mu.Lock()
-	s.nrGroups = 1
-	s.mu.Unlock()
+	g := newProcessGroup(p, newSession(p))
 	g.mu.Lock()
 	g.members.pushBack(tg, pgrpLinkOf)
 	g.mu.Unlock()

@@ -34,14 +34,17 @@
 //
 // A lock may be taken while holding only locks that come before it here:
 //
-//  1. ThreadGroup.mu, in increasing creation serial. A parent is created
+//  1. Session.mu, then ProcessGroup.mu (two groups in increasing creation
+//     order, as setsid holds the old and the new one). Clone holds the
+//     caller's group while it links the child to its parent, so that a
+//     walk over the group either sees the child or runs before it exists.
+//  2. ThreadGroup.mu, in increasing creation serial. A parent is created
 //     before its children and a reaper (a subreaper or a namespace init) is
 //     always an ancestor of the process whose children it adopts, so
 //     "lower serial first" is the order in which reparenting needs them.
 //     An operation that finds it needs a lower-serial lock while holding a
 //     higher one drops what it holds, takes both in order and revalidates.
-//  2. SignalHandlers.mu.
-//  3. Session.mu, then ProcessGroup.mu.
+//  3. SignalHandlers.mu.
 //  4. pid.Allocator.mu (a leaf).
 //
 // The lockstat package checks this order at run time in every test.

@@ -110,7 +110,10 @@ func (c *checker) checkNamespace(ns *PIDNamespace) {
 	if got := ns.alloc.Count(); got != n {
 		c.fail("ns level %d: allocator counts %d pids, table holds %d", ns.level, got, n)
 	}
-	if r := ns.childReaper.Load(); r != nil && ns.alloc.Count() > 0 {
+	// A zapped namespace keeps pointing at its last reaper, as Linux's
+	// pid_ns->child_reaper does: its init's zombie leader may outlive
+	// the thread that zapped it, and nothing can be adopted any more.
+	if r := ns.childReaper.Load(); r != nil && ns.alloc.Count() > 0 && !ns.alloc.Disabled() {
 		if r.tg.leader.Load().pid.nrIn(ns) != 1 && r.tg.ns == ns {
 			c.fail("ns level %d: child reaper is not a thread of pid 1", ns.level)
 		}

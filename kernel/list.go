@@ -52,19 +52,3 @@ func (l *ilist[T]) each(at func(*T) *link[T], f func(*T) bool) {
 		x = next
 	}
 }
-
-// spliceBack moves every element of from to the end of l.
-func (l *ilist[T]) spliceBack(from *ilist[T], at func(*T) *link[T]) {
-	if from.head == nil {
-		return
-	}
-	if l.tail == nil {
-		l.head = from.head
-	} else {
-		at(l.tail).next = from.head
-		at(from.head).prev = l.tail
-	}
-	l.tail = from.tail
-	l.len += from.len
-	*from = ilist[T]{}
-}

@@ -37,8 +37,14 @@ func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.pgrpLink }
 // an older one's.
 var pgrpSerial atomic.Uint64
 
+// newSession makes a session named by id, counting the one process group
+// its creator is about to make.
+//
+// +checklocksignore: s is unreachable until the caller publishes it, and
+// locking it here would nest Session.mu inside the ProcessGroup.mu that
+// setsid holds, against the lock order.
 func newSession(id *PID) *Session {
-	s := &Session{id: id}
+	s := &Session{id: id, nrGroups: 1}
 	s.mu.Init(sessionClass, 0)
 	id.refs.Add(1)
 	id.session.Store(s)
@@ -146,11 +152,7 @@ func (t *Task) Setsid() (int, error) {
 			old.mu.Unlock()
 			return 0, unix.EPERM
 		}
-		s := newSession(id)
-		g := newProcessGroup(id, s)
-		s.mu.Lock()
-		s.nrGroups = 1
-		s.mu.Unlock()
+		g := newProcessGroup(id, newSession(id))
 		// The new group is newer, so its lock comes after the old one's.
 		g.mu.Lock()
 		old.members.remove(tg, pgrpLinkOf)

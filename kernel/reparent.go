@@ -220,7 +220,9 @@ func (father *Task) zapPIDNamespace() {
 	// come to exist: one not yet published is doomed and its clone fails.
 	ns.alloc.Range(func(_ int, p *PID) bool {
 		t := p.task.Load()
-		if t == nil || t.tg == tg || t.state.CompareAndSwap(taskEmbryo, taskDoomed) {
+		// An embryo's fields are still being written: decide on its state
+		// alone, before reading anything else of it.
+		if t == nil || t.state.CompareAndSwap(taskEmbryo, taskDoomed) || t.state.Load() == taskDoomed || t.tg == tg {
 			return true
 		}
 		signalFromTask(father, t.tg, int(unix.SIGKILL))

@@ -204,7 +204,7 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) *ThreadGroup {
 	}
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.task.Load()
-		if c == nil || c.tg.exitState.Load() != procZombie || c.tg.parent.Load().tg != tg ||
+		if c == nil || c.tg.exitState.Load() != procZombie || !c.tg.isChildOf(tg) ||
 			!t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
 			return nil
 		}
@@ -218,6 +218,13 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) *ThreadGroup {
 		}
 	}
 	return nil
+}
+
+// isChildOf reports whether ptg is tg's parent process. The root init has
+// no parent; a wait4 for pid 1 must not trip over it.
+func (tg *ThreadGroup) isChildOf(ptg *ThreadGroup) bool {
+	p := tg.parent.Load()
+	return p != nil && p.tg == ptg
 }
 
 // classOK reports whether c's wait class is one opts asks for.
@@ -244,7 +251,7 @@ func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.task.Load()
 		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
-			c.tg.parent.Load().tg == tg && t.eligibleLocked(c.tg, sel, opts) && classOK(c.tg, opts)
+			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && classOK(c.tg, opts)
 	}
 	for c := tg.children.head; c != nil; c = c.siblingLink.next {
 		if t.eligibleLocked(c, sel, opts) && classOK(c, opts) {

@@ -1,0 +1,293 @@
+package kernel
+
+import (
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Behaviours marked "host" were checked on Linux 6.18 with small C
+// programs (PR_SET_CHILD_SUBREAPER, PR_SET_PDEATHSIG, getppid after the
+// parent's exit, unshare(CLONE_NEWPID)).
+
+// TestReparentToOwnThread_B8 (host): an exiting thread's children go to a
+// live thread of its own process; their parent-death signal fires (a
+// SIGKILL one kills them) and their exit signal is kept.
+func TestReparentToOwnThread_B8_B9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	keep := e.clone(p, 0, unix.SIGUSR2)
+	doomed := e.fork(p)
+	if err := doomed.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(p, 0)
+	e.k.Quiesce()
+	if keep.Parent() != th || keep.Getppid() != p.Getpid() || keep.tg.exitSignal != int32(unix.SIGUSR2) {
+		t.Fatal("children of an exiting thread go to a live thread of the process, exit signal kept")
+	}
+	e.reap(th, doomed.Getpid(), 0, doomed.Getpid(), killed(unix.SIGKILL))
+	if _, err := th.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigIgn}); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(keep, 1)
+	e.reap(th, -1, unix.WCLONE, keep.Getpid(), exited(1))
+	e.exit(th, 0)
+	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentSubreaperChain_B8 (host): an orphan goes to the nearest
+// subreaper ancestor; when that one dies too, to the next one up.
+func TestReparentSubreaperChain_B8(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	g := e.fork(e.init)
+	if err := g.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	a := e.fork(g)
+	if err := a.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	b := e.fork(a)
+	m := e.fork(b) // not a subreaper: skipped
+	c := e.fork(m)
+	e.exit(m, 0)
+	if c.Getppid() != a.Getpid() {
+		t.Fatalf("orphan's parent %d, want the nearest subreaper %d", c.Getppid(), a.Getpid())
+	}
+	e.exit(b, 0)
+	e.exit(a, 0) // a's zombie child b and live child c go to g
+	if c.Getppid() != g.Getpid() || b.Parent() != g {
+		t.Fatalf("orphan's parent %d, want the next subreaper %d", c.Getppid(), g.Getpid())
+	}
+	e.reap(g, a.Getpid(), 0, a.Getpid(), exited(0))
+	e.reap(g, b.Getpid(), 0, b.Getpid(), exited(0)) // re-notified (B9)
+	// m was notified to b, its parent then; b did not reap it, so b's
+	// exit handed the zombie to a and a's to g.
+	e.reap(g, m.Getpid(), 0, m.Getpid(), exited(0))
+	e.exit(c, 0)
+	e.reap(g, -1, 0, c.Getpid(), exited(0))
+	e.exit(g, 0)
+	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentSubreaperWithZombieLeader_B8 (host): a subreaper whose leader
+// has exited adopts through a live thread.
+func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	a := e.fork(e.init)
+	if err := a.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	th := e.thread(a)
+	b := e.fork(a)
+	c := e.fork(b)
+	e.exit(a, 0)
+	if b.Parent() != th {
+		t.Fatal("a's child goes to its live thread")
+	}
+	e.exit(b, 0)
+	if c.Parent() != th || c.Getppid() != a.Getpid() {
+		t.Fatalf("orphan's parent %d, want subreaper %d", c.Getppid(), a.Getpid())
+	}
+	e.reap(th, b.Getpid(), 0, b.Getpid(), exited(0))
+	e.exit(c, 0)
+	e.reap(th, c.Getpid(), 0, c.Getpid(), exited(0))
+	e.exit(th, 0)
+	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentSubreaperOutsideNamespace_B8 (host): a subreaper in an
+// ancestor namespace does not adopt: the namespace's init does.
+func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	a := e.fork(e.init)
+	if err := a.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
+		t.Fatal(err)
+	}
+	i := e.fork(a)
+	b := e.fork(i)
+	c := e.fork(b)
+	// A child of a, the subreaper, inside the namespace: its orphan also
+	// goes to the namespace's init, not to a.
+	d := e.fork(a)
+	f := e.fork(d)
+	e.exit(b, 0)
+	e.exit(d, 0)
+	if c.Getppid() != 1 || c.Parent() != i || f.Parent() != i {
+		t.Fatalf("orphans' parent %d, want the namespace init (1)", c.Getppid())
+	}
+	dp := d.PIDIn(e.k.RootNamespace()) // a waits from the root namespace
+	e.reap(a, dp, 0, dp, exited(0))
+	e.reap(i, b.Getpid(), 0, b.Getpid(), exited(0))
+	e.exit(i, 0) // zaps c and f
+	e.reap(a, i.PIDIn(e.k.RootNamespace()), 0, i.PIDIn(e.k.RootNamespace()), exited(0))
+	e.exit(a, 0)
+	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentZombieRenotified_B9 (host): a zombie handed to a reaper in
+// another process is notified again, with SIGCHLD as its exit signal, and
+// so is a live child with another exit signal when it dies later; a reaper
+// that ignores SIGCHLD releases the zombie at once.
+func TestReparentZombieRenotified_B9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	g := e.fork(e.init)
+	if err := g.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	a := e.fork(g)
+	if _, err := a.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn}); err != nil {
+		t.Fatal(err)
+	}
+	z := e.fork(a)
+	zu := e.clone(a, 0, unix.SIGUSR1)
+	u := e.clone(a, 0, unix.SIGUSR1)
+	e.exit(z, 5)
+	e.exit(zu, 7)
+	e.exit(a, 0)
+	e.reap(g, a.Getpid(), 0, a.Getpid(), exited(0))
+	e.reap(g, z.Getpid(), unix.WNOHANG, z.Getpid(), exited(5))
+	e.reap(g, zu.Getpid(), unix.WNOHANG, zu.Getpid(), exited(7)) // no __WCLONE needed now
+	if u.tg.exitSignal != int32(unix.SIGCHLD) {
+		t.Fatal("an adopted child's exit signal becomes SIGCHLD")
+	}
+	e.exit(u, 6)
+	e.reap(g, -1, 0, u.Getpid(), exited(6))
+
+	// The same with a reaper that ignores SIGCHLD: the zombie is released
+	// while it is reparented, and a waiter left with nothing gets ECHILD.
+	if _, err := g.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn}); err != nil {
+		t.Fatal(err)
+	}
+	a = e.fork(g)
+	z = e.fork(a)
+	e.exit(z, 5)
+	e.exit(a, 0)
+	if e.k.RootNamespace().Lookup(z.Getpid()) != nil {
+		t.Fatal("the reaper ignores SIGCHLD: the zombie must be released")
+	}
+	e.wantWait(g, -1, unix.WNOHANG, unix.ECHILD)
+	e.exit(g, 0)
+	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentToInit_B8_B9: without subreapers orphans go to init, which
+// reaps them; zombies are re-notified to it.
+func TestReparentToInit_B8_B9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	c := e.fork(p)
+	z := e.fork(p)
+	e.exit(z, 3)
+	e.exit(p, 0)
+	if c.Parent() != e.init || c.Getppid() != 1 {
+		t.Fatal("orphan must go to init")
+	}
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.reap(e.init, z.Getpid(), 0, z.Getpid(), exited(3))
+	e.exit(c, 0)
+	e.reap(e.init, -1, 0, c.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentPdeathSignal_B9: the parent-death signal is per thread, sent
+// when the thread that is the parent exits, not inherited by children,
+// ignored when the child ignores it, and fatal when its action is default.
+func TestReparentPdeathSignal_B9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
+		t.Fatal(err)
+	}
+	p := e.fork(e.init)
+	ign := e.fork(p)
+	if _, err := ign.Sigaction(int(unix.SIGTERM), SigAction{Handler: SigIgn}); err != nil {
+		t.Fatal(err)
+	}
+	term := e.fork(p)
+	ignTh := e.thread(ign)
+	for _, x := range []*Task{ign, term} {
+		if err := x.PrctlSetPdeathsig(int(unix.SIGTERM)); err != nil || x.PrctlGetPdeathsig() != int(unix.SIGTERM) {
+			t.Fatal(err)
+		}
+	}
+	gc := e.fork(term)
+	if gc.PrctlGetPdeathsig() != 0 {
+		t.Fatal("a child must not inherit the parent-death signal")
+	}
+	e.exit(p, 0)
+	e.k.Quiesce()
+	if ign.Exited() || ignTh.Exited() {
+		t.Fatal("an ignored parent-death signal killed the child")
+	}
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.reap(e.init, term.Getpid(), 0, term.Getpid(), killed(unix.SIGTERM))
+	// gc lost its parent too but has no parent-death signal.
+	if gc.Exited() || gc.Parent() != e.init {
+		t.Fatal("grandchild")
+	}
+	e.exit(gc, 0)
+	e.reap(e.init, -1, 0, gc.Getpid(), exited(0))
+	e.exitGroup(ign, 0)
+	e.reap(e.init, -1, 0, ign.Getpid(), exited(0))
+	e.settle()
+}
+
+// TestReparentConcurrentExits_B8: a chain of subreapers and their
+// descendants all exit at once; every orphan ends up with a live adopter
+// and is reaped, and no pid leaks.
+func TestReparentConcurrentExits_B8(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	for round := range 50 {
+		top := e.fork(e.init)
+		if err := top.PrctlSetChildSubreaper(true); err != nil {
+			t.Fatal(err)
+		}
+		chain := []*Task{top}
+		var leaves []*Task
+		for i := range 6 {
+			c := e.fork(chain[len(chain)-1])
+			if i%2 == round%2 {
+				if err := c.PrctlSetChildSubreaper(true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			leaves = append(leaves, e.fork(c))
+			chain = append(chain, c)
+		}
+		var wg sync.WaitGroup
+		for _, c := range chain[1:] {
+			wg.Add(1)
+			go func() { defer wg.Done(); e.exit(c, 0) }()
+		}
+		wg.Wait()
+		e.check()
+		for _, l := range leaves {
+			if l.Parent() != top {
+				t.Fatalf("leaf %d ended with parent %d, want the last live subreaper %d",
+					l.Getpid(), l.Getppid(), top.Getpid())
+			}
+			e.exit(l, 0)
+		}
+		// top reaps the 6 chain members (re-notified zombies) and the 6 leaves.
+		for range 12 {
+			if _, err := e.wait4(top, -1, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.wantWait(top, -1, unix.WNOHANG, unix.ECHILD)
+		e.exit(top, 0)
+		e.reap(e.init, -1, 0, top.Getpid(), exited(0))
+	}
+	e.settle()
+}

@@ -1,0 +1,90 @@
+// Package sem models System V semaphores (Linux ipc/sem.c and the parts of
+// ipc/util.c they use) with Linux's observable behaviour: semget, semop,
+// semtimedop, semctl and SEM_UNDO, errnos included and checked in the order
+// Linux checks them (shared/spec/linux-semantics.md, section H).
+//
+// A [Namespace] is one IPC namespace's semaphore registry. Calls take a
+// [Caller] that describes the calling process: its pid, its credentials and
+// its [UndoList]. The package does not know about tasks; the kernel package
+// builds a Caller for each call and owns the undo lists (one per process,
+// shared by CLONE_SYSVSEM, released at exit).
+//
+// Errors are syscall.Errno values, so errors.Is(err, unix.EIDRM) works.
+// Blocking operations take a context.Context; its cancellation plays the
+// part of a signal and makes the call fail with EINTR.
+//
+// # Concurrency
+//
+// Linux's design is kept because it keeps the common case, a single-op
+// semop, on one semaphore's cache lines:
+//
+//   - Id lookup takes no lock. A two-level table of atomic pointers indexed
+//     by id&0x7fff holds the sets; the full id (sequence number included) is
+//     compared, so a stale id fails with EINVAL. A set removed after the
+//     lookup is seen as removed under its lock (EIDRM), as with Linux's
+//     ipc_obtain_object_check followed by ipc_valid_object (seed 003).
+//   - Permission is checked before any set lock, on an immutable snapshot
+//     of the set's ownership and mode that IPC_SET replaces. Under the lock
+//     the snapshot pointer is compared again and the check redone if IPC_SET
+//     ran meanwhile, so every operation is checked against the permissions
+//     in force when it takes effect. Linux does not revalidate.
+//   - A single-op semop takes only its semaphore's lock (Sem.mu). Calls with
+//     several operations ("complex" ones), semctl and exit-time undo take the
+//     set lock (Set.mu) and put the set in global mode (sem_lock,
+//     complexmode_enter): they announce it in Set.useGlobal, then lock and
+//     unlock every semaphore once, so no single-op call that missed the
+//     announcement is still inside. A single-op call that sees global mode
+//     takes the set lock instead. The set leaves global mode after ten
+//     global-lock releases in a row with no complex operation asleep
+//     (USE_GLOBAL_LOCK_HYSTERESIS), so a mixed workload does not pay the
+//     drain each time. A new set starts in global mode.
+//   - FIFO between single-op and complex sleepers: while a complex sleeper
+//     exists, every altering sleeper waits on the set's queue (merge_queues)
+//     and the set stays in global mode; when the last complex sleeper
+//     leaves, single-op sleepers return to their semaphores' queues
+//     (unmerge_queues). In fine-grained mode the set's queues are therefore
+//     empty, which is why a single-op call may skip them.
+//   - Sleepers are completed by the waker: it applies the sleeper's
+//     operations under the lock it holds, records the result in the
+//     sleeper's status and collects the sleeper in a wake queue; the
+//     sleepers are woken after every lock is released (wake_q). A woken
+//     sleeper returns its status without retrying.
+//
+// What guards what:
+//
+//   - Namespace.mu (ids->rwsem) guards key lookup, id allocation and the
+//     namespace's counters; semget, IPC_SET and IPC_RMID hold it. Readers of
+//     the id table take no lock.
+//   - Set.mu (the kern_ipc_perm lock) guards the set's queues, its undo
+//     entries and its complex-sleeper count, and in global mode every
+//     semaphore of the set.
+//   - Sem.mu guards one semaphore (value, last pid, otime, its queues and
+//     the matching adjustment in every undo entry of the set) in
+//     fine-grained mode. In global mode those fields belong to Set.mu
+//     instead; checklocks cannot express that choice, so the functions that
+//     run in either mode are marked +checklocksignore and say so.
+//   - UndoList.mu guards one undo list's map from set to undo entry.
+//
+// # Lock order
+//
+// A lock may be taken while holding only locks that come before it here:
+//
+//  1. Namespace.mu.
+//  2. Set.mu. Two sets' locks are never held together.
+//  3. Sem.mu. At most one semaphore lock is held at a time: global mode
+//     locks and unlocks them one by one.
+//  4. UndoList.mu (a leaf; taken under Set.mu, never with Sem.mu).
+//
+// The lockstat package checks this order at run time in every test.
+//
+// # Linearisation points
+//
+//   - A semop that proceeds without sleeping, a semctl and an exit-time undo
+//     take effect under the lock they hold.
+//   - A sleeping semop takes effect when a waker applies it under the
+//     waker's lock; one that fails with EAGAIN (timeout) or EINTR does so
+//     when it leaves its queue under the lock.
+//   - A set is removed when IPC_RMID marks it deleted under Namespace.mu and
+//     Set.mu, after failing every sleeper with EIDRM and detaching every
+//     undo entry.
+package sem

@@ -138,7 +138,7 @@ func (t *Task) newPIDNamespaceFor(creds *Creds) (*PIDNamespace, error) {
 // not yet linked anywhere.
 func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flags uint64) *ThreadGroup {
 	parent := t.tg
-	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns}
+	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	if flags&unix.CLONE_SIGHAND != 0 {
 		tg.sighand = parent.sighand
@@ -253,8 +253,9 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			unlock()
 			return unix.ENOMEM
 		}
+		ctg.parent.Store(nil) // adoptLocked counts from no parent
+		ptg.adoptLocked(ctg, parent)
 		ptg.children.pushBack(ctg, siblingLinkOf)
-		parent.nrChildren.Add(1)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
 		pg.members.pushBack(ctg, pgrpLinkOf)
 		unlock()
@@ -310,7 +311,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	}
 	t.pid = p
 	t.nsForChildren.Store(k.rootNS)
-	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true}
+	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	tg.sighand = newSignalHandlers(&sigTable{})
 	tg.rlimits.Store(&limits)

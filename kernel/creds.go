@@ -108,6 +108,17 @@ func (t *Task) commitUIDs(old, c *Creds) {
 	if c.UID != old.UID {
 		t.chargeUser(t.k.userFor(c.UID))
 	}
+	t.commitCreds(old, c)
+}
+
+// commitCreds publishes new credentials (commit_creds). A change of
+// effective or filesystem ids, or a gain of permitted capabilities, clears
+// the parent-death signal, as Linux does when it resets dumpability.
+func (t *Task) commitCreds(old, c *Creds) {
+	if old.EUID != c.EUID || old.EGID != c.EGID || old.FSUID != c.FSUID || old.FSGID != c.FSGID ||
+		c.CapPermitted&^old.CapPermitted != 0 {
+		t.pdeathSignal.Store(0)
+	}
 	t.creds.Store(c)
 }
 
@@ -150,7 +161,7 @@ func (t *Task) Setgid(gid int) error {
 	default:
 		return unix.EPERM
 	}
-	t.creds.Store(&c)
+	t.commitCreds(old, &c)
 	return nil
 }
 
@@ -181,7 +192,7 @@ func (t *Task) Setresgid(rgid, egid, sgid int) error {
 		c.SGID = s
 	}
 	c.FSGID = c.EGID
-	t.creds.Store(&c)
+	t.commitCreds(old, &c)
 	return nil
 }
 

@@ -267,7 +267,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		return true
 	}
 	tg.exitState.Store(procZombie)
-	ptg.ready[waitClass(tg.exitSignal)].pushBack(tg, readyLinkOf)
+	ptg.markReadyLocked(tg)
 	return false
 }
 

@@ -395,13 +395,13 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 		{"per-thread children", func() { th.nrChildren.Add(1) }, func() { th.nrChildren.Add(-1) }},
 		{"pid refs", func() { p.pid.refs.Add(1) }, func() { p.pid.refs.Add(-1) }},
 		{"user count", func() { u.tasks.Add(1) }, func() { u.tasks.Add(-1) }},
-		{"zombie off the ready list", func() {
+		{"zombie off the ready queue", func() {
 			p.tg.mu.Lock()
-			p.tg.ready[classSIGCHLD].remove(z.tg, readyLinkOf)
+			p.tg.unmarkReadyLocked(z.tg)
 			p.tg.mu.Unlock()
 		}, func() {
 			p.tg.mu.Lock()
-			p.tg.ready[classSIGCHLD].pushBack(z.tg, readyLinkOf)
+			p.tg.markReadyLocked(z.tg)
 			p.tg.mu.Unlock()
 		}},
 		{"child off the children list", func() {

@@ -166,15 +166,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	if len(perThread) != 0 {
 		c.fail("process %d has children of a thread that is gone", id)
 	}
-	for class := range tg.ready {
-		tg.ready[class].each(readyLinkOf, func(ch *ThreadGroup) bool {
-			if ch.exitState.Load() != procZombie || ch.parent.Load().tg != tg || waitClass(ch.exitSignal) != class {
-				c.fail("process %d: ready list holds %d, which is not its zombie child of that class",
-					id, ch.leader.Load().pid.nrs[0])
-			}
-			return true
-		})
-	}
+	c.checkReadyQueuesLocked(tg, id)
 	tg.mu.Unlock()
 
 	if g := tg.pgrp.Load(); g != nil {
@@ -218,12 +210,39 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 	if !listed {
 		c.fail("process %d is not on its parent's children list", id)
 	}
-	inReady := false
-	ptg.ready[waitClass(tg.exitSignal)].each(readyLinkOf, func(ch *ThreadGroup) bool {
-		inReady = ch == tg
-		return !inReady
-	})
+	q := *ptg.readyQueueOf(tg)
+	inReady := tg.readyIdx >= 0 && tg.readyIdx < len(q) && q[tg.readyIdx] == tg
 	if zombie != inReady {
 		c.fail("process %d: zombie %v but on parent's ready list %v", id, zombie, inReady)
+	}
+}
+
+// checkReadyQueuesLocked verifies that each thread's ready queues hold only
+// its own zombie children of the queue's class, in heap order, and that
+// the process's zombie counts match.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: the threads' queues are guarded by tg.mu.
+func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
+	var zombies [2]int
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		for class, q := range th.ready {
+			zombies[class] += len(q)
+			for i, ch := range q {
+				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
+					waitClass(ch.exitSignal) != class || ch.readyIdx != i {
+					c.fail("process %d: a ready queue holds %d, which is not its thread's zombie child of that class",
+						id, ch.leader.Load().pid.nrs[0])
+				}
+				if i > 0 && q[(i-1)/2].sibOrd > ch.sibOrd {
+					c.fail("process %d: a ready queue is out of order", id)
+				}
+			}
+		}
+	}
+	if zombies != tg.nrZombies {
+		c.fail("process %d: %v zombies queued, counted %v", id, zombies, tg.nrZombies)
 	}
 }

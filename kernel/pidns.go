@@ -93,11 +93,7 @@ func (ns *PIDNamespace) Lookup(nr int) *Task {
 	if p == nil {
 		return nil
 	}
-	t := p.task.Load()
-	if t == nil || t.state.Load() < taskRunning {
-		return nil
-	}
-	return t
+	return p.publishedTask()
 }
 
 // isAncestorOf reports whether ns is other or one of its ancestors.
@@ -123,6 +119,17 @@ type PID struct {
 	// refs counts the users that keep the numbers allocated: the task, a
 	// process group and a session named by it.
 	refs atomic.Int32
+}
+
+// publishedTask returns the task whose tid this is, or nil while its clone
+// is unfinished (A15) and after it is released. Nothing else of an
+// unfinished task may be read: its fields are still being written.
+func (p *PID) publishedTask() *Task {
+	t := p.task.Load()
+	if t == nil || t.state.Load() < taskRunning {
+		return nil
+	}
+	return t
 }
 
 // nrIn returns the number in ns, or 0 if the pid is not visible there.

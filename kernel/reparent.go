@@ -109,21 +109,40 @@ func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
 	}
 }
 
+// childrenOfLocked returns father's children in children-list order.
+//
+// Preconditions: tg.mu is held; father is a thread of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) childrenOfLocked(father *Task) []*ThreadGroup {
+	var cs []*ThreadGroup
+	for c := tg.children.head; c != nil; c = c.siblingLink.next {
+		if c.parent.Load() == father {
+			cs = append(cs, c)
+		}
+	}
+	return readyQueue(cs).inOrder()
+}
+
 // moveChildrenWithinLocked gives father's children to another thread of
-// the same process and returns them, for pdeath signals.
+// the same process, at the end of its children list in their order
+// (list_splice_tail), and returns them, for pdeath signals.
 //
 // Preconditions: tg.mu is held; father and reaper are threads of tg.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) (moved []*ThreadGroup) {
-	for c := tg.children.head; c != nil; c = c.siblingLink.next {
-		if c.parent.Load() == father {
-			c.parent.Store(reaper)
-			moved = append(moved, c)
+func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadGroup {
+	moved := tg.childrenOfLocked(father)
+	for _, c := range moved {
+		zombie := c.readyIdx >= 0
+		if zombie {
+			tg.unmarkReadyLocked(c)
+		}
+		tg.adoptLocked(c, reaper)
+		if zombie {
+			tg.markReadyLocked(c)
 		}
 	}
-	reaper.nrChildren.Add(int32(len(moved)))
-	father.nrChildren.Store(0)
 	father.childrenClosed.Store(true)
 	return moved
 }
@@ -140,28 +159,21 @@ func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) (moved []*
 // +checklocks:reaper.tg.mu
 func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup) {
 	from, to := father.tg, reaper.tg
-	for c := from.children.head; c != nil; {
-		next := c.siblingLink.next
-		if c.parent.Load() == father {
-			moved = append(moved, c)
-			class := waitClass(c.exitSignal)
-			from.nrChildren[class]--
-			from.children.remove(c, siblingLinkOf)
-			if c.exitState.Load() == procZombie {
-				from.ready[class].remove(c, readyLinkOf)
-			}
-			c.parent.Store(reaper)
-			c.exitSignal = int32(unix.SIGCHLD)
-			to.nrChildren[classSIGCHLD]++
-			to.children.pushBack(c, siblingLinkOf)
-			if to.hasChildSubreaper.Load() || to.isChildSubreaper.Load() {
-				c.hasChildSubreaper.Store(true)
-			}
+	moved = from.childrenOfLocked(father)
+	for _, c := range moved {
+		if c.exitState.Load() == procZombie {
+			from.unmarkReadyLocked(c)
 		}
-		c = next
+		from.nrChildren[waitClass(c.exitSignal)]--
+		from.children.remove(c, siblingLinkOf)
+		to.adoptLocked(c, reaper)
+		c.exitSignal = int32(unix.SIGCHLD)
+		to.nrChildren[classSIGCHLD]++
+		to.children.pushBack(c, siblingLinkOf)
+		if to.hasChildSubreaper.Load() || to.isChildSubreaper.Load() {
+			c.hasChildSubreaper.Store(true)
+		}
 	}
-	reaper.nrChildren.Add(int32(len(moved)))
-	father.nrChildren.Store(0)
 	father.childrenClosed.Store(true)
 	for _, c := range moved {
 		if c.exitState.Load() == procZombie && c.notifyParentLocked(to) {
@@ -172,14 +184,14 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 }
 
 // deliverPdeathSignals sends each moved child's threads' parent-death
-// signals, as the exiting father (B9).
+// signals, as the exiting father (B9), with kill's permission check.
 func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
 	for _, c := range moved {
 		var sigs []int
 		// The child's lock guards its thread list.
 		c.mu.Lock()
 		for t := c.threads.head; t != nil; t = t.threadLink.next {
-			if sig := int(t.pdeathSignal.Load()); sig != 0 {
+			if sig := int(t.pdeathSignal.Load()); sig != 0 && killPermitted(father, t, sig) {
 				sigs = append(sigs, sig)
 			}
 		}
@@ -204,13 +216,11 @@ func (father *Task) zapPIDNamespace() {
 	tg.mu.Lock()
 	tg.zapping = true
 	tg.sighand.set(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
-	for class := range tg.ready {
-		for c := tg.ready[class].head; c != nil; c = tg.ready[class].head {
-			tg.ready[class].remove(c, readyLinkOf)
-			c.exitState.Store(procDead)
-			c.unlinkFromParentLocked(tg)
-			reap = append(reap, c)
-		}
+	for _, c := range tg.readyChildrenLocked() {
+		tg.unmarkReadyLocked(c)
+		c.exitState.Store(procDead)
+		c.unlinkFromParentLocked(tg)
+		reap = append(reap, c)
 	}
 	tg.mu.Unlock()
 	for _, c := range reap {

@@ -173,6 +173,23 @@ func (tg *ThreadGroup) killLocked(status int32) {
 	}()
 }
 
+// killPermitted is check_kill_permission for a signal a task sends: within
+// one process always; otherwise the sender's real or effective uid must be
+// the target thread's real or saved uid, or the sender must have CAP_KILL;
+// SIGCONT may also go to any task of the sender's session.
+func killPermitted(sender, target *Task, sig int) bool {
+	if sender.tg == target.tg {
+		return true
+	}
+	sc, tc := sender.creds.Load(), target.creds.Load()
+	if sc.EUID == tc.SUID || sc.EUID == tc.UID || sc.UID == tc.SUID || sc.UID == tc.UID ||
+		sc.HasCap(unix.CAP_KILL) {
+		return true
+	}
+	return sig == int(unix.SIGCONT) &&
+		sender.tg.pgrp.Load().session == target.tg.pgrp.Load().session
+}
+
 // signalFromTask delivers sig from sender to the process tg, taking tg's
 // lock; force follows the sender's namespace (an ancestor namespace's
 // sender may kill an init).

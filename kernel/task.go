@@ -51,6 +51,14 @@ type Task struct {
 	// nrChildren counts the processes whose parent is this thread; they
 	// sit on the process's children list. Written under tg.mu.
 	nrChildren atomic.Int32
+	// childSeq numbers this thread's children in the order they joined
+	// its children list.
+	// +checklocks:tg.mu
+	childSeq uint64
+	// ready holds, per wait class, this thread's children that wait can
+	// report, in children-list order.
+	// +checklocks:tg.mu
+	ready [2]readyQueue
 	// childrenClosed is set, under tg.mu, when this thread's exit has
 	// handed its children to a reaper; nothing may be adopted by it
 	// afterwards.
@@ -130,9 +138,10 @@ type ThreadGroup struct {
 	// nrChildren counts the children per wait class.
 	// +checklocks:mu
 	nrChildren [2]int
-	// ready lists children with something to report to wait, per class.
+	// nrZombies counts, per wait class, the children on the threads'
+	// ready queues.
 	// +checklocks:mu
-	ready [2]ilist[ThreadGroup]
+	nrZombies [2]int
 	// waitCh is closed and replaced to wake the process's waiters
 	// (wait_chldexit).
 	// +checklocks:mu
@@ -158,13 +167,15 @@ type ThreadGroup struct {
 	// exitState is procAlive, procZombie or procDead.
 	exitState   atomic.Int32
 	siblingLink link[ThreadGroup]
-	readyLink   link[ThreadGroup]
+	// sibOrd is this process's place on its parent thread's children
+	// list; readyIdx its index on that thread's ready queue, -1 if none.
+	sibOrd   uint64
+	readyIdx int
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink link[ThreadGroup]
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
-func readyLinkOf(tg *ThreadGroup) *link[ThreadGroup]   { return &tg.readyLink }
 
 // waitClass returns the wait class of a child with exit signal sig.
 func waitClass(sig int32) int {

@@ -116,7 +116,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			res := t.reportLocked(c)
 			claimed := opts&unix.WNOWAIT == 0
 			if claimed {
-				tg.ready[waitClass(c.exitSignal)].remove(c, readyLinkOf)
+				tg.unmarkReadyLocked(c)
 				c.exitState.Store(procDead)
 				c.unlinkFromParentLocked(tg)
 			}
@@ -158,7 +158,7 @@ func (sel waitSelector) exists() bool {
 	if sel.pgrp {
 		return sel.pid.pgrp.Load() != nil
 	}
-	return sel.pid.task.Load() != nil
+	return sel.pid.publishedTask() != nil
 }
 
 // classes returns the wait classes opts asks for (eligible_child).
@@ -191,8 +191,10 @@ func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
 	return c.leader.Load().pid == sel.pid
 }
 
-// findReadyLocked returns a ready child the wait may report, in the order
-// the children became ready. A wait for one pid looks at that child only.
+// findReadyLocked returns the ready child do_wait would report: the first
+// on the caller's own children list, else on the next thread's, in thread
+// order (only the caller's with __WNOTHREAD). A wait for one pid looks at
+// that child only.
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -203,21 +205,54 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) *ThreadGroup {
 		return nil
 	}
 	if !sel.all && !sel.pgrp {
-		c := sel.pid.task.Load()
+		c := sel.pid.publishedTask()
 		if c == nil || c.tg.exitState.Load() != procZombie || !c.tg.isChildOf(tg) ||
 			!t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
 			return nil
 		}
 		return c.tg
 	}
-	for _, class := range classes(opts) {
-		for c := tg.ready[class].head; c != nil; c = c.readyLink.next {
-			if t.eligibleLocked(c, sel, opts) {
-				return c
-			}
+	for th := t; ; {
+		if c := t.firstReadyOfThreadLocked(th, sel, opts); c != nil {
+			return c
+		}
+		if opts&unix.WNOTHREAD != 0 {
+			return nil
+		}
+		if th = th.threadLink.next; th == nil {
+			th = tg.threads.head
+		}
+		if th == t {
+			return nil
 		}
 	}
-	return nil
+}
+
+// firstReadyOfThreadLocked returns the ready child of thread th that comes
+// first on th's children list and matches the wait.
+//
+// Preconditions: t.tg.mu is held; th is a thread of t.tg.
+//
+// +checklocks:t.tg.mu
+// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
+func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
+	var best *ThreadGroup
+	for _, class := range classes(opts) {
+		c := th.ready[class].first()
+		if !sel.all {
+			c = nil
+			for _, r := range th.ready[class].inOrder() {
+				if t.eligibleLocked(r, sel, opts) {
+					c = r
+					break
+				}
+			}
+		}
+		if c != nil && (best == nil || c.sibOrd < best.sibOrd) {
+			best = c
+		}
+	}
+	return best
 }
 
 // isChildOf reports whether ptg is tg's parent process. The root init has
@@ -233,28 +268,38 @@ func classOK(c *ThreadGroup, opts int) bool {
 }
 
 // anyEligibleLocked reports whether some child matches, ready or not; if
-// none does, the wait fails with ECHILD.
+// none does, the wait fails with ECHILD. A zombie counts only when the
+// wait asks for WEXITED: without it, wait_consider_task passes it over
+// without clearing ECHILD.
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
 func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	tg := t.tg
+	zombiesCount := opts&unix.WEXITED != 0
+	counts := func(c *ThreadGroup) bool {
+		return classOK(c, opts) && (zombiesCount || c.exitState.Load() != procZombie)
+	}
 	if sel.all && opts&unix.WNOTHREAD == 0 {
 		for _, class := range classes(opts) {
-			if tg.nrChildren[class] > 0 {
+			n := tg.nrChildren[class]
+			if !zombiesCount {
+				n -= tg.nrZombies[class]
+			}
+			if n > 0 {
 				return true
 			}
 		}
 		return false
 	}
 	if !sel.all && !sel.pgrp {
-		c := sel.pid.task.Load()
+		c := sel.pid.publishedTask()
 		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
-			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && classOK(c.tg, opts)
+			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && counts(c.tg)
 	}
 	for c := tg.children.head; c != nil; c = c.siblingLink.next {
-		if t.eligibleLocked(c, sel, opts) && classOK(c, opts) {
+		if t.eligibleLocked(c, sel, opts) && counts(c) {
 			return true
 		}
 	}

@@ -337,11 +337,13 @@ func TestWaitNoWait_C9(t *testing.T) {
 	}
 	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(9))
 	e.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
-	// WNOWAIT without WEXITED reports no exit.
+	// Without WEXITED a zombie is not waited for at all: with no other
+	// child the wait fails with ECHILD, even with WNOHANG (checked on
+	// Linux 6.18).
 	c = e.fork(p)
 	e.exit(c, 1)
-	if r, err := p.Waitid(t.Context(), unix.P_ALL, 0, unix.WSTOPPED|unix.WNOWAIT|unix.WNOHANG); err != nil || r.Pid != 0 {
-		t.Fatalf("waitid WSTOPPED on a zombie: %+v %v", r, err)
+	if r, err := p.Waitid(t.Context(), unix.P_ALL, 0, unix.WSTOPPED|unix.WNOWAIT|unix.WNOHANG); !errors.Is(err, unix.ECHILD) {
+		t.Fatalf("waitid WSTOPPED on a zombie: %+v %v, want ECHILD", r, err)
 	}
 	e.reap(p, -1, 0, c.Getpid(), exited(1))
 	e.exit(p, 0)
@@ -364,5 +366,45 @@ func TestWaitStatusGroupExit_C8(t *testing.T) {
 	if r.Status.ExitStatus() != 6 || !r.Status.Exited() {
 		t.Fatalf("status %#x", uint32(r.Status))
 	}
+	e.settle()
+}
+
+// TestWaitReportsInChildrenListOrder_C6_C7: with several zombies ready,
+// wait reports the first on the calling thread's children list, then on
+// the other threads' lists in thread order, whatever order they died in;
+// a child adopted from an exiting thread goes to the end of the adopter's
+// list (checked on Linux 6.18).
+func TestWaitReportsInChildrenListOrder_C6_C7(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	a, b := e.fork(p), e.fork(p)
+	e.exit(b, 2)
+	e.exit(a, 1)
+	e.reap(p, -1, 0, a.Getpid(), exited(1))
+	e.reap(p, -1, 0, b.Getpid(), exited(2))
+
+	// Children of two threads: the caller's own come first.
+	th := e.thread(p)
+	fromThread := e.fork(th)
+	fromLeader := e.fork(p)
+	e.exit(fromLeader, 4)
+	e.exit(fromThread, 3)
+	e.reap(th, -1, 0, fromThread.Getpid(), exited(3))
+	fromThread = e.fork(th)
+	e.exit(fromThread, 3)
+	e.reap(p, -1, 0, fromLeader.Getpid(), exited(4))
+	e.reap(p, -1, 0, fromThread.Getpid(), exited(3))
+
+	// The thread's children move to the leader's list behind its own.
+	early := e.fork(th)
+	mine := e.fork(p)
+	e.exit(th, 0)
+	e.exit(early, 5)
+	e.exit(mine, 6)
+	e.reap(p, -1, 0, mine.Getpid(), exited(6))
+	e.reap(p, -1, 0, early.Getpid(), exited(5))
+
+	e.exit(p, 0)
+	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
 	e.settle()
 }

@@ -278,9 +278,6 @@ func classOK(c *ThreadGroup, opts int) bool {
 func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	tg := t.tg
 	zombiesCount := opts&unix.WEXITED != 0
-	counts := func(c *ThreadGroup) bool {
-		return classOK(c, opts) && (zombiesCount || c.exitState.Load() != procZombie)
-	}
 	if sel.all && opts&unix.WNOTHREAD == 0 {
 		for _, class := range classes(opts) {
 			n := tg.nrChildren[class]
@@ -296,14 +293,21 @@ func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.publishedTask()
 		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
-			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && counts(c.tg)
+			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && counts(c.tg, opts)
 	}
 	for c := tg.children.head; c != nil; c = c.siblingLink.next {
-		if t.eligibleLocked(c, sel, opts) && counts(c) {
+		if t.eligibleLocked(c, sel, opts) && counts(c, opts) {
 			return true
 		}
 	}
 	return false
+}
+
+// counts reports whether child c keeps a wait with opts from failing with
+// ECHILD: its class is asked for, and it is not a zombie the wait passes
+// over for want of WEXITED.
+func counts(c *ThreadGroup, opts int) bool {
+	return classOK(c, opts) && (opts&unix.WEXITED != 0 || c.exitState.Load() != procZombie)
 }
 
 // reportLocked builds the result for a zombie child (wait_task_zombie).

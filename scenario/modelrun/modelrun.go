@@ -7,6 +7,12 @@
 // on the host. Between statements the backend waits for the model to be
 // quiescent (Kernel.Quiesce), and a background call is handed back once it
 // has completed or is blocked in a wait.
+//
+// Conventions shared with the kernel runner, for what the contract leaves
+// open: a call by a task that has exited (a zombie or reaped) prints ESRCH;
+// a call during which its task dies prints done, since it never returns;
+// a join on a call that is blocked while nothing else can run prints
+// EDEADLK, and so does every later call of that task.
 package modelrun
 
 import (
@@ -28,8 +34,10 @@ type Backend struct {
 	k     *kernel.Kernel
 	tasks []*kernel.Task
 	bg    map[scenario.TaskRef]*background
-	ctx   context.Context
-	stop  context.CancelFunc
+	// stalled marks tasks whose joined call could never complete.
+	stalled map[scenario.TaskRef]bool
+	ctx     context.Context
+	stop    context.CancelFunc
 }
 
 type background struct {
@@ -51,7 +59,8 @@ func New() (*Backend, error) {
 		return nil, err
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{}, ctx: ctx, stop: stop}, nil
+	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
+		stalled: map[scenario.TaskRef]bool{}, ctx: ctx, stop: stop}, nil
 }
 
 // Kernel returns the model the scenario runs on.
@@ -97,13 +106,28 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
 	}
 }
 
-// Join implements scenario.Backend.
+// Join implements scenario.Backend. A call still blocked once the model is
+// quiescent can never complete, since the scenario issues nothing while it
+// joins: it is left blocked and the join reports EDEADLK.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
-	delete(b.bg, actor)
-	<-bg.done
-	b.k.Quiesce()
-	return bg.res
+	t := b.tasks[actor]
+	for {
+		select {
+		case <-bg.done:
+			delete(b.bg, actor)
+			b.k.Quiesce()
+			return bg.res
+		default:
+		}
+		b.k.Quiesce()
+		if t.Sleeping() {
+			b.stalled[actor] = true
+			return errno(unix.EDEADLK)
+		}
+		runtime.Gosched()
+		time.Sleep(20 * time.Microsecond)
+	}
 }
 
 // Close implements scenario.Backend: background calls still blocked are
@@ -119,6 +143,21 @@ func (b *Backend) Close() error {
 // call makes one call for actor.
 func (b *Backend) call(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 	t := b.tasks[actor]
+	switch {
+	case b.stalled[actor]:
+		return errno(unix.EDEADLK)
+	case t.Exited():
+		return errno(unix.ESRCH)
+	}
+	res := b.dispatch(t, actor, c)
+	if res.Kind == scenario.ResultErrno && res.Errno == unix.EINTR && t.Exited() {
+		return scenario.Result{Kind: scenario.ResultDone} // killed during the call
+	}
+	return res
+}
+
+// dispatch maps one call onto the model.
+func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
 	arg := func(i int) int { return c.Args[i].Pid(b, actor) }
 	switch c.Name {
 	case "fork":

@@ -1,0 +1,258 @@
+package kernelrun
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/scenario"
+)
+
+// The semctl commands whose results are not plain numbers.
+const (
+	semGetPid = 11
+	semGetAll = 13
+)
+
+// The si_code values of SIGCHLD, which waitid reports.
+const (
+	cldExited    = 1
+	cldKilled    = 2
+	cldDumped    = 3
+	cldTrapped   = 4
+	cldStopped   = 5
+	cldContinued = 6
+)
+
+// encode turns a call into the agent's command words. Task arguments become pids as the actor
+// sees them, set arguments the sets' ids.
+func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int, error) {
+	op, ok := ops[c.Name]
+	if !ok {
+		return nil, 0, fmt.Errorf("unknown call %s", c.Name)
+	}
+	arg := func(i int) int64 {
+		if i >= len(c.Args) {
+			return 0
+		}
+		switch v := c.Args[i]; v.Kind {
+		case scenario.ValueSet:
+			return int64(b.sets[v.Set])
+		case scenario.ValueTask:
+			return int64(v.Pid(b, actor))
+		default:
+			return v.Int
+		}
+	}
+	has := func(i int) int64 {
+		if i < len(c.Args) {
+			return 1
+		}
+		return 0
+	}
+	w := []int64{int64(op)}
+	switch c.Name {
+	case "clone":
+		// Legacy clone(2) takes the exit signal in the flags' low byte and only 32 bits of
+		// flags; clone3 is used only for what clone(2) cannot say.
+		flags, sig := uint64(arg(0)), int64(arg(0)&0xff)
+		if has(1) == 1 {
+			sig = arg(1)
+		}
+		legacy := flags>>32 == 0 && (has(1) == 0 || flags&0xff == 0 && sig >= 0 && sig <= 0xff)
+		if legacy {
+			w = append(w, int64(flags&^0xff), sig, 1)
+		} else {
+			w = append(w, int64(flags&^0xff|flags&0xff*uint64(has(1))), sig, 0)
+		}
+	case "signal":
+		w = append(w, arg(0), arg(1), 0)
+	case "setrlimit":
+		w = append(w, arg(0), arg(1), arg(2), has(2))
+	case "prctl":
+		w = append(w, arg(0), arg(1))
+	case "ptrace":
+		w = append(w, arg(0), arg(1), arg(2), arg(3))
+	case "semop", "semtimedop":
+		timeout, hasTimeout, ops := int64(0), int64(0), c.Args[len(c.Args)-1].Sembufs
+		if c.Name == "semtimedop" {
+			timeout, hasTimeout = arg(1), 1
+		}
+		w = append(w, arg(0), timeout, hasTimeout, int64(len(ops)))
+		for _, s := range ops {
+			w = append(w, s.Num, s.Op, s.Flags)
+		}
+	case "semctl":
+		w = append(w, arg(0), arg(1), arg(2))
+		switch {
+		case len(c.Args) < 4:
+			w = append(w, 0)
+		case c.Args[3].Kind == scenario.ValueList:
+			w = append(w, 2, int64(len(c.Args[3].List)))
+			w = append(w, c.Args[3].List...)
+		default:
+			w = append(w, 1, arg(3))
+		}
+	default:
+		for i := range c.Args {
+			w = append(w, arg(i))
+		}
+	}
+	if len(w) > maxWords {
+		return nil, 0, fmt.Errorf("%s: too many arguments", c.Name)
+	}
+	return w, op, nil
+}
+
+// decode turns t's reply to a call into a Result.
+func (b *Backend) decode(t *task, op int, c scenario.Call, m message) scenario.Result {
+	ret := m.words[0]
+	if ret < 0 {
+		closeFds(m)
+		return errnoResult(syscall.Errno(-ret))
+	}
+	switch op {
+	case opFork, opClone:
+		return b.created(t, int(ret), m)
+	case opExit, opExitGroup:
+		return scenario.Result{Kind: scenario.ResultDone}
+	case opExecve:
+		if len(m.words) > 1 {
+			b.execed(t, int(m.words[1]))
+		}
+	case opWait4:
+		if ret == 0 {
+			break
+		}
+		return waitStatus(int(ret), int(m.words[1]))
+	case opWaitid:
+		return waitInfo(m.words[1:])
+	case opGetpid, opGettid, opGetppid, opGetpgrp, opGetpgid, opGetsid, opSetsid:
+		return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
+	case opGetpriority:
+		return scenario.Result{Kind: scenario.ResultInt, Int: 20 - ret}
+	case opSemget:
+		for ref, id := range b.sets {
+			if id == int(ret) {
+				return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(ref), SetID: id}
+			}
+		}
+		b.sets = append(b.sets, int(ret))
+		return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(len(b.sets) - 1), SetID: int(ret)}
+	case opSemctl:
+		switch c.Args[2].Int {
+		case semGetAll:
+			return scenario.Result{Kind: scenario.ResultList, List: append([]int64{}, m.words[1:]...)}
+		case semGetPid:
+			return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
+		}
+	}
+	return scenario.Result{Kind: scenario.ResultInt, Int: ret}
+}
+
+// waitStatus decodes a wait4 status word.
+func waitStatus(pid, status int) scenario.Result {
+	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: pid}
+	switch {
+	case status&0x7f == 0:
+		res.How, res.Code = scenario.Exited, status>>8&0xff
+	case status == 0xffff:
+		res.How = scenario.Continued
+	case status&0xff == 0x7f:
+		res.How, res.Code = scenario.Stopped, status>>8&0xffff
+	case status&0x80 != 0:
+		res.How, res.Code = scenario.Dumped, status&0x7f
+	default:
+		res.How, res.Code = scenario.Killed, status&0x7f
+	}
+	return res
+}
+
+// waitInfo decodes what waitid wrote: si_pid, si_code, si_status.
+func waitInfo(w []int64) scenario.Result {
+	pid, code, status := int(w[0]), w[1], int(w[2])
+	if pid == 0 {
+		return scenario.Result{Kind: scenario.ResultInt}
+	}
+	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: pid, Code: status}
+	switch code {
+	case cldExited:
+		res.How = scenario.Exited
+	case cldKilled:
+		res.How = scenario.Killed
+	case cldDumped:
+		res.How = scenario.Dumped
+	case cldTrapped:
+		res.How = scenario.Trapped
+	case cldStopped:
+		res.How = scenario.Stopped
+	case cldContinued:
+		res.How, res.Code = scenario.Continued, 0
+	}
+	return res
+}
+
+// created records the task a fork or clone made; pid is its pid in the creator's namespace.
+// The pidfd in the reply names it; without one (a kernel without pidfds of threads) the
+// child's hello, whose tid has pid at the creator's level, does.
+func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
+	tid := 0
+	for _, fd := range m.fds {
+		if tid == 0 {
+			tid, _ = pidfdTid(fd)
+		}
+		unix.Close(fd)
+	}
+	level := len(creator.ns) - 1
+	var id identity
+	var err error
+	if tid > 0 {
+		id, err = readIdentity(tid)
+	}
+	if tid <= 0 || err != nil {
+		id, err = b.findHello(level, creator.ns[level], pid)
+	}
+	if err != nil {
+		// The child is gone before it could be looked at: it is known only by its pid.
+		id = identity{nspid: make([]int, level+1), ns: append([]uint64{}, creator.ns...)}
+		id.nspid[level] = pid
+	}
+	b.tasks = append(b.tasks, &task{identity: id, gone: err != nil})
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}
+}
+
+// findHello finds the new task whose pid at level, in namespace ns, is pid among those that
+// have said hello, waiting a little for its hello.
+func (b *Backend) findHello(level int, ns uint64, pid int) (identity, error) {
+	deadline := time.Now().Add(time.Second)
+	for {
+		for _, tid := range b.hellos.tids() {
+			id, err := readIdentity(tid)
+			if err == nil && level < len(id.ns) && id.ns[level] == ns && id.nspid[level] == pid {
+				return id, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return identity{}, errGone
+		}
+		select {
+		case <-b.hellos.notify:
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// execed updates t after its execve: a non-leader took its leader's pid, and every other
+// thread of its process is gone.
+func (b *Backend) execed(t *task, tid int) {
+	for _, u := range b.tasks {
+		if u != t && u.tgid == t.tgid {
+			u.gone = true
+		}
+	}
+	if id, err := readIdentity(tid); err == nil {
+		t.identity = id
+	}
+}

@@ -1,0 +1,70 @@
+// Package kernelrun runs scenario files on the host Linux kernel: it is the scenario.Backend
+// behind `tasklist run --kernel FILE`, the oracle the model is measured against. It shares no
+// code with the model (tasklist/kernel), so that the two can disagree.
+//
+// # Tasks
+//
+// Every task of a scenario is a process or thread of a small C program, the agent
+// (agent/agent.c, embedded and compiled with the host's cc into the user's cache directory,
+// under a name that carries the source's hash). The runner starts the agent as init: pid 1 of
+// a fresh pid and IPC namespace (CLONE_NEWPID|CLONE_NEWIPC), after setsid(), with
+// PR_SET_PDEATHSIG set to SIGKILL, default signal dispositions, an empty signal mask and nice
+// 0. Every other task is made by a scenario call of another task, so the namespace's pids are
+// handed out exactly as the scenario asks: the first fork gets pid 2.
+//
+// The agent makes each call with a raw syscall instruction (clone and clone3 with a fresh stack
+// for every child, exit, exit_group, wait4, waitid, per-thread setuid, rt_sigaction with its
+// own restorer, ptrace, sem*, prlimit64, ...): raw clones share glibc's thread pointer, so the
+// C library's errno and locks are not theirs to use, and what is measured is the kernel.
+// HANDLER installs a handler that returns at once; signal() is rt_sigaction with no flags
+// (no SA_RESTART), like sigaction(SIG, KIND, 0). clone(FLAGS) is clone(2) unless the flags do
+// not fit its 32 bits or the exit signal cannot go in their low byte; then it is clone3.
+// execve re-executes the agent (/proc/self/exe) with the number of its socket, and the new
+// image resumes serving on it.
+//
+// # Protocol
+//
+// Each task serves commands on its own AF_UNIX SOCK_SEQPACKET socket, one at a time: the
+// runner sends one message of int64 words, [op, arguments...] (protocol.go and agent.c agree
+// on the numbers), with every task argument already turned into a pid as the caller sees it;
+// the task makes the call and sends [msgReply, result or -errno, extra words...]. A fork or
+// clone child says hello before serving: [msgHello, its tid] with the runner's end of its new
+// socket passed as SCM_RIGHTS, sent on its creator's socket, because the creator may not be
+// able to reply for a long time (CLONE_VFORK). The creator's reply carries a pidfd of the child
+// (PIDFD_THREAD for threads), from which the runner learns the child's tid even when the child
+// starts stopped and cannot say hello yet; the socket is then claimed when the child is first
+// given a command.
+//
+// Pids print as names through PidIn: for every task the runner reads NSpid from
+// /proc/TID/status (its pid at each level from the runner's namespace down) and the inode of
+// the pid namespace at each level (NS_GET_PARENT from /proc/TID/ns/pid), because sibling
+// namespaces share levels. A task's record outlives the task, so names keep printing. A task
+// that has exited (zombie or reaped), or whose tid now belongs to another task (start time
+// differs), or whose thread group another thread exec'd, no longer exists: its calls print
+// ESRCH.
+//
+// # Quiescence
+//
+// After every statement the runner samples /proc/TID/stat of every live task until none has
+// been runnable (R) for several samples in a row. A wakeup marks its task runnable before the
+// waker's system call returns, so a quiet system has finished what the last call started:
+// exits have reached the zombie state, signals have been handled, replies have been sent. A
+// call that ends its task (exit, exit_group, a fatal signal) is done when the task is a zombie
+// or gone; it prints done. A background call (&) is handed back once its reply has come, or
+// the task sleeps (S or D) in a system call other than the recvfrom of its command loop
+// (/proc/TID/syscall), or is stopped, or has died; join then waits for the reply.
+//
+// A call blocked with every task asleep can only be ended by a timeout. After StallTimeout
+// (plus a semtimedop's own timeout) the runner stops waiting: the call prints EDEADLK, and the
+// task answers EDEADLK until its stale reply arrives, which is then dropped.
+//
+// # Cleanup
+//
+// Close kills init from outside its namespace, which kills every task in it (init is reaped
+// only once the namespace is empty); the IPC namespace and its semaphore sets go with the last
+// task. SIGINT and SIGTERM do the same before the runner dies of the signal, and init's
+// PR_SET_PDEATHSIG covers a runner that dies any other way.
+//
+// New fails with ErrNeedRoot without the privilege to create the namespaces and with
+// ErrNoCompiler when no C compiler is found.
+package kernelrun

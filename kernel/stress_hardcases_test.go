@@ -1,0 +1,383 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel"
+)
+
+// TestStressExitGroupVsClone races exit_group against clone by another
+// thread of the same process. A thread cloned before the group exit is
+// killed with its siblings; otherwise clone fails (EINTR, or ESRCH when the
+// caller was already killed). A process forked meanwhile is not killed but
+// reparented to init.
+func TestStressExitGroupVsClone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 1))
+	k, init := newKernel(t)
+	outcomes := map[string]int{}
+	for i := range iterations(400) {
+		p := fork(t, init)
+		th := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		caller, exiter := th, p
+		if i%2 == 1 {
+			caller, exiter = p, th
+		}
+		forkMode := i%4 >= 2
+		var nt *kernel.Task
+		var cerr, xerr error
+		concurrently(t, rng,
+			func() {
+				if forkMode {
+					nt, cerr = caller.Fork()
+				} else {
+					nt, cerr = caller.Clone(kernel.CloneArgs{Flags: threadFlags})
+				}
+			},
+			func() { xerr = exiter.ExitGroup(7) })
+		mustOK(t, xerr)
+		switch {
+		case cerr != nil && isOneOf(cerr, unix.EINTR, unix.ESRCH):
+			outcomes["refused"]++
+		case cerr != nil:
+			t.Fatalf("iteration %d: clone during exit_group: %v, want EINTR or ESRCH", i, cerr)
+		case !forkMode && !nt.Exited():
+			t.Fatalf("iteration %d: thread %d cloned during exit_group survived it", i, nt.Gettid())
+		case !forkMode:
+			outcomes["thread killed with its group"]++
+		case nt.Exited():
+			t.Fatalf("iteration %d: process forked during exit_group was killed with its parent", i)
+		case nt.Getppid() != 1:
+			t.Fatalf("iteration %d: orphan forked during exit_group has parent %d, want init", i, nt.Getppid())
+		default:
+			outcomes["process forked and reparented"]++
+		}
+		r := waitChild(t, init, p.Getpid(), 0)
+		if !r.Status.Exited() || r.Status.ExitStatus() != 7 {
+			t.Fatalf("iteration %d: process exited with status %#x, want exit_group's 7", i, uint32(r.Status))
+		}
+		if forkMode && cerr == nil {
+			mustOK(t, nt.Exit(0))
+			waitChild(t, init, nt.Getpid(), 0)
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		if i%16 == 0 {
+			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		}
+	}
+	t.Logf("outcomes: %v", outcomes)
+	finish(t, k)
+}
+
+// TestStressReparentVsCloneParent races a CLONE_PARENT clone against the
+// exit of the caller's parent: the new sibling must end up with the same
+// parent as the caller, the reaper (init, or a subreaper above the dying
+// parent), and never with the dead parent.
+func TestStressReparentVsCloneParent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 2))
+	k, init := newKernel(t)
+	for i := range iterations(400) {
+		top := init
+		if i%2 == 1 {
+			top = fork(t, init)
+			mustOK(t, top.PrctlSetChildSubreaper(true))
+		}
+		p := fork(t, top)
+		var pt *kernel.Task
+		if i%4 >= 2 {
+			pt = clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		}
+		c := fork(t, p)
+		var sib *kernel.Task
+		var serr error
+		var xerrs [2]error
+		fs := []func(){
+			func() {
+				sib, serr = c.Clone(kernel.CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)})
+			},
+			func() { xerrs[0] = p.Exit(0) },
+		}
+		if pt != nil {
+			fs = append(fs, func() { xerrs[1] = pt.Exit(0) })
+		}
+		concurrently(t, rng, fs...)
+		mustOK(t, errors.Join(xerrs[:]...))
+		if serr != nil {
+			t.Fatalf("iteration %d: CLONE_PARENT by a live child: %v", i, serr)
+		}
+		if c.Parent() != top || sib.Parent() != top {
+			t.Fatalf("iteration %d: after the parent's exit the child's parent is pid %d and the sibling's %d, want %d",
+				i, c.Getppid(), sib.Getppid(), top.Getpid())
+		}
+		if r := waitChild(t, top, p.Getpid(), 0); r.Status != 0 {
+			t.Fatalf("iteration %d: parent's status %#x, want 0", i, uint32(r.Status))
+		}
+		mustOK(t, c.Exit(0))
+		mustOK(t, sib.Exit(0))
+		if got := reapAll(t, top); len(got) != 2 || got[c.Getpid()] != 0 || got[sib.Getpid()] != 0 {
+			t.Fatalf("iteration %d: reaped %v, want pids %d and %d with status 0", i, got, c.Getpid(), sib.Getpid())
+		}
+		if top != init {
+			mustOK(t, top.Exit(0))
+			waitChild(t, init, top.Getpid(), 0)
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		if i%16 == 0 {
+			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		}
+	}
+	finish(t, k)
+}
+
+// TestStressReparentToExitingSubreaper races the exit of a process against
+// the exit of the subreaper that would adopt its child, in a chain
+// init → g1 → g2 → p → c where g1 and g2 are subreapers. The child must
+// skip the dying g2 (and its threads) and end up with g1, or with init
+// when g1 is dying too; the zombies of p and g2 must reach a reaper that
+// collects each exactly once.
+func TestStressReparentToExitingSubreaper(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 3))
+	k, init := newKernel(t)
+	for i := range iterations(300) {
+		g1 := fork(t, init)
+		mustOK(t, g1.PrctlSetChildSubreaper(true))
+		g2 := fork(t, g1)
+		mustOK(t, g2.PrctlSetChildSubreaper(true))
+		var g2t *kernel.Task
+		if i%2 == 1 {
+			g2t = clone(t, g2, kernel.CloneArgs{Flags: threadFlags})
+		}
+		p := fork(t, g2)
+		c := fork(t, p)
+		g1Dies := i%4 == 3
+		pids := map[string]int{"g1": g1.Getpid(), "g2": g2.Getpid(), "p": p.Getpid(), "c": c.Getpid()}
+
+		var errs [4]error
+		fs := []func(){
+			func() { errs[0] = p.Exit(0) },
+			func() { errs[1] = g2.Exit(0) },
+		}
+		if g2t != nil {
+			fs = append(fs, func() { errs[2] = g2t.Exit(0) })
+		}
+		if g1Dies {
+			fs = append(fs, func() { errs[3] = g1.Exit(0) })
+		}
+		concurrently(t, rng, fs...)
+		mustOK(t, errors.Join(errs[:]...))
+
+		want := g1
+		if g1Dies {
+			want = init
+		}
+		if c.Parent() != want {
+			t.Fatalf("iteration %d (%v): orphan's parent is pid %d, want %d", i, pids, c.Getppid(), want.Getpid())
+		}
+		mustOK(t, c.Exit(0))
+		reaped := reapAll(t, want)
+		if want == g1 {
+			mustOK(t, g1.Exit(0))
+			for pid, st := range reapAll(t, init) {
+				reaped[pid] = st
+			}
+		}
+		if len(reaped) != 4 {
+			t.Fatalf("iteration %d (%v): reaped %v, want all four once", i, pids, reaped)
+		}
+		for name, pid := range pids {
+			if st, ok := reaped[pid]; !ok || st != 0 {
+				t.Fatalf("iteration %d: %s (pid %d) reaped %v with status %#x", i, name, pid, ok, uint32(st))
+			}
+		}
+		expectOnlyInit(t, k, i)
+		if i%16 == 0 {
+			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		}
+	}
+	finish(t, k)
+}
+
+// TestStressWaitVsReparent races a wait for a zombie against the
+// reparenting of that zombie: exactly one waiter may claim it, with its
+// exit status.
+//
+//   - across: a thread of the zombie's parent waits for it while another
+//     thread runs exit_group, and the new parent (init, or a subreaper)
+//     waits at the same time;
+//   - within: the zombie's parent thread exits, moving it to another
+//     thread of the process, which is blocked waiting for it and must get
+//     it.
+func TestStressWaitVsReparent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 4))
+	k, init := newKernel(t)
+	claimedBy := map[string]int{}
+	for i := range iterations(400) {
+		mode := i % 3
+		reaper := init
+		if mode == 2 {
+			reaper = fork(t, init)
+			mustOK(t, reaper.PrctlSetChildSubreaper(true))
+		}
+		pl := fork(t, reaper)
+		pt := clone(t, pl, kernel.CloneArgs{Flags: threadFlags})
+		forker := pl
+		if mode == 1 {
+			forker = pt
+		}
+		c := fork(t, forker)
+		cpid, ppid := c.Getpid(), pl.Getpid()
+		mustOK(t, c.Exit(5))
+
+		if mode == 1 {
+			var r kernel.WaitResult
+			var werr, xerr error
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			concurrently(t, rng,
+				func() { r, werr = pl.Wait4(ctx, cpid, 0) },
+				func() { xerr = pt.Exit(0) })
+			cancel()
+			mustOK(t, xerr)
+			if werr != nil || r.Pid != cpid || r.Status != 5<<8 {
+				t.Fatalf("iteration %d: wait for a zombie moved between threads: %+v, %v", i, r, werr)
+			}
+			claimedBy["thread of the old parent"]++
+			mustOK(t, pl.Exit(0))
+			waitChild(t, init, ppid, 0)
+		} else {
+			var r kernel.WaitResult
+			var werr, xerr error
+			var byReaper map[int]unix.WaitStatus
+			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+			concurrently(t, rng,
+				func() {
+					if i%2 == 0 {
+						r, werr = pl.Wait4(ctx, cpid, 0)
+					} else {
+						r, werr = pl.Wait4(ctx, -1, unix.WNOHANG)
+					}
+				},
+				func() { xerr = pt.ExitGroup(0) },
+				func() { byReaper = reapAll(t, reaper) })
+			cancel()
+			mustOK(t, xerr)
+			if t.Failed() {
+				t.FailNow()
+			}
+			claims := 0
+			if werr == nil && r.Pid == cpid {
+				claims++
+				claimedBy["old parent"]++
+				if r.Status != 5<<8 {
+					t.Fatalf("iteration %d: old parent got status %#x, want 5<<8", i, uint32(r.Status))
+				}
+			} else if werr != nil && !isOneOf(werr, unix.EINTR, unix.ECHILD) || werr == nil && r.Pid != 0 {
+				// A killed waiter gets EINTR, or ECHILD when the zombie
+				// was already reaped by the new parent.
+				t.Fatalf("iteration %d: old parent's wait: %+v, %v", i, r, werr)
+			}
+			if st, ok := byReaper[cpid]; ok {
+				claims++
+				claimedBy["new parent"]++
+				if st != 5<<8 {
+					t.Fatalf("iteration %d: new parent got status %#x, want 5<<8", i, uint32(st))
+				}
+			}
+			if claims != 1 {
+				t.Fatalf("iteration %d: zombie %d claimed %d times (old parent %+v %v; new parent %v)",
+					i, cpid, claims, r, werr, byReaper)
+			}
+			if st, ok := byReaper[ppid]; !ok || st != 0 {
+				t.Fatalf("iteration %d: parent %d not reaped with status 0: %v", i, ppid, byReaper)
+			}
+			if reaper != init {
+				mustOK(t, reaper.Exit(0))
+				waitChild(t, init, reaper.Getpid(), 0)
+			}
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		if i%16 == 0 {
+			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		}
+	}
+	t.Logf("claimed by: %v", claimedBy)
+	finish(t, k)
+}
+
+// TestStressLastThreadsExit makes the last two (or three) threads of a
+// process exit at once. Exactly one of them must notify the parent, with
+// the status of one of the exits (or exit_group's when one of them called
+// it); when the parent ignores SIGCHLD the process must be reaped exactly
+// once, at once.
+func TestStressLastThreadsExit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 5))
+	k, init := newKernel(t)
+	for i := range iterations(400) {
+		parent := init
+		ignores := false
+		if i%2 == 1 {
+			parent = fork(t, init)
+			if i%4 == 3 {
+				ignores = true
+				_, err := parent.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Handler: kernel.SigIgn})
+				mustOK(t, err)
+			}
+		}
+		p := fork(t, parent)
+		ppid := p.Getpid()
+		threads := []*kernel.Task{p, clone(t, p, kernel.CloneArgs{Flags: threadFlags})}
+		if i%3 == 0 {
+			threads = append(threads, clone(t, p, kernel.CloneArgs{Flags: threadFlags}))
+		}
+		groupExit := i%5 == 4
+		errs := make([]error, len(threads))
+		fs := make([]func(), len(threads))
+		for j, th := range threads {
+			fs[j] = func() {
+				if groupExit && j == len(threads)-1 {
+					errs[j] = th.ExitGroup(9)
+				} else {
+					errs[j] = th.Exit(j + 1)
+				}
+			}
+		}
+		concurrently(t, rng, fs...)
+		for j, err := range errs {
+			// Under exit_group a sibling may already be dead when its own
+			// exit starts.
+			if err != nil && !(groupExit && errors.Is(err, unix.ESRCH)) {
+				t.Fatalf("iteration %d: thread %d's exit: %v", i, j, err)
+			}
+		}
+		if ignores {
+			if n := k.RootNamespace().Allocated(); n != 2 {
+				t.Fatalf("iteration %d: %d pids allocated after an autoreaped exit, want 2", i, n)
+			}
+		} else {
+			r := waitChild(t, parent, ppid, 0)
+			code := r.Status.ExitStatus()
+			ok := r.Status.Exited() && (groupExit && code == 9 || !groupExit && code >= 1 && code <= len(threads))
+			if !ok {
+				t.Fatalf("iteration %d: status %#x, want the exit code of one of the threads", i, uint32(r.Status))
+			}
+		}
+		expectNoChildren(t, parent)
+		if parent != init {
+			mustOK(t, parent.Exit(0))
+			waitChild(t, init, parent.Getpid(), 0)
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		if i%16 == 0 {
+			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		}
+	}
+	finish(t, k)
+}

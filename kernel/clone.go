@@ -244,17 +244,16 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.exitSignal = tg.exitSignal
 			ctg.parentExecSeq = tg.parentExecSeq
 		}
-		ctg.parent.Store(parent)
+		ptg.adoptLocked(ctg, parent)
 		if ptg.hasChildSubreaper.Load() || ptg.isChildSubreaper.Load() {
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
 		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
+			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed
 			unlock()
 			return unix.ENOMEM
 		}
-		ctg.parent.Store(nil) // adoptLocked counts from no parent
-		ptg.adoptLocked(ctg, parent)
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
 		pg.members.pushBack(ctg, pgrpLinkOf)

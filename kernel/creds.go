@@ -59,35 +59,47 @@ func (t *Task) Setuid(uid int) error {
 
 // Setresuid is setresuid(2): -1 leaves an id unchanged. Without
 // CAP_SETUID every new id must be one of the current real, effective or
-// saved uids. Errors: EINVAL, EPERM.
+// saved uids. Errors: EPERM.
 func (t *Task) Setresuid(ruid, euid, suid int) error {
 	if !t.alive() {
 		return unix.ESRCH
 	}
 	old := t.creds.Load()
-	r, e, s := uint32(ruid), uint32(euid), uint32(suid)
-	if (r == invalidID || r == old.UID) && (e == invalidID || e == old.EUID) && (s == invalidID || s == old.SUID) {
-		return nil
-	}
-	isNew := func(id uint32) bool {
-		return id != invalidID && id != old.UID && id != old.EUID && id != old.SUID
-	}
-	if (isNew(r) || isNew(e) || isNew(s)) && !old.HasCap(unix.CAP_SETUID) {
-		return unix.EPERM
-	}
 	c := *old
-	if r != invalidID {
-		c.UID = r
-	}
-	if e != invalidID {
-		c.EUID = e
-	}
-	if s != invalidID {
-		c.SUID = s
+	changed, err := setres([3]*uint32{&c.UID, &c.EUID, &c.SUID}, [3]int{ruid, euid, suid}, old.HasCap(unix.CAP_SETUID))
+	if !changed {
+		return err
 	}
 	c.FSUID = c.EUID
 	t.commitUIDs(old, &c)
 	return nil
+}
+
+// setres applies the rule of setresuid and setresgid to one triple of ids
+// (real, effective, saved) of a copy of the credentials: -1 leaves an id
+// as it is, and without the capability every new id must already be one
+// of the three. It reports whether anything changes.
+func setres(ids [3]*uint32, want [3]int, capable bool) (changed bool, err error) {
+	cur := [3]uint32{*ids[0], *ids[1], *ids[2]}
+	for i, w := range want {
+		if id := uint32(w); id != invalidID && id != cur[i] {
+			changed = true
+		}
+	}
+	if !changed {
+		return false, nil
+	}
+	for _, w := range want {
+		if id := uint32(w); id != invalidID && id != cur[0] && id != cur[1] && id != cur[2] && !capable {
+			return false, unix.EPERM
+		}
+	}
+	for i, w := range want {
+		if id := uint32(w); id != invalidID {
+			*ids[i] = id
+		}
+	}
+	return true, nil
 }
 
 // commitUIDs applies the capability rules of a uid change
@@ -165,31 +177,17 @@ func (t *Task) Setgid(gid int) error {
 	return nil
 }
 
-// Setresgid is setresgid(2), with the rules of Setresuid for gids.
+// Setresgid is setresgid(2), with the rules of Setresuid for gids and
+// CAP_SETGID.
 func (t *Task) Setresgid(rgid, egid, sgid int) error {
 	if !t.alive() {
 		return unix.ESRCH
 	}
 	old := t.creds.Load()
-	r, e, s := uint32(rgid), uint32(egid), uint32(sgid)
-	if (r == invalidID || r == old.GID) && (e == invalidID || e == old.EGID) && (s == invalidID || s == old.SGID) {
-		return nil
-	}
-	isNew := func(id uint32) bool {
-		return id != invalidID && id != old.GID && id != old.EGID && id != old.SGID
-	}
-	if (isNew(r) || isNew(e) || isNew(s)) && !old.HasCap(unix.CAP_SETGID) {
-		return unix.EPERM
-	}
 	c := *old
-	if r != invalidID {
-		c.GID = r
-	}
-	if e != invalidID {
-		c.EGID = e
-	}
-	if s != invalidID {
-		c.SGID = s
+	changed, err := setres([3]*uint32{&c.GID, &c.EGID, &c.SGID}, [3]int{rgid, egid, sgid}, old.HasCap(unix.CAP_SETGID))
+	if !changed {
+		return err
 	}
 	c.FSGID = c.EGID
 	t.commitCreds(old, &c)

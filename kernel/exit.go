@@ -126,9 +126,27 @@ func (k *Kernel) finishExits(ts []*Task) {
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
 	if t.forgetOriginalParent() {
-		return // zap_pid_ns_processes resumes with becomeZombie
+		return // a zombie already, or zap_pid_ns_processes resumes with becomeZombie
 	}
 	t.becomeZombie()
+}
+
+// becomeZombieLocked is becomeZombie for a leader whose parent process's
+// lock is held as well as its own: it reports whether the process must be
+// reaped at once (autoreap).
+//
+// Preconditions: t.tg.mu and ptg.mu are held; t is its process's leader;
+// ptg is the parent process.
+//
+// +checklocks:t.tg.mu
+// +checklocks:ptg.mu
+func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
+	tg := t.tg
+	t.state.Store(taskZombie)
+	if !tg.claimLeaderNotifyLocked() {
+		return false // other threads left: B6
+	}
+	return tg.notifyParentLocked(ptg)
 }
 
 // becomeZombie is the end of exit_notify (B5, B6): a non-leader thread

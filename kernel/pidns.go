@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -151,21 +152,39 @@ func (p *PID) nrIn(ns *PIDNamespace) int {
 // first (alloc_pid), and publishes p in each level's table with t as an
 // embryo that lookups do not return. It returns the root level's
 // allocation sequence number, which orders processes for locking.
+//
+// A namespace whose init has died (A13) fails with ENOMEM only once every
+// level has allocated: alloc_pid checks PIDNS_ADDING after the loop, so
+// the failed fork has moved the cursor of every level.
 func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
 	p := &PID{ns: ns, nrs: make([]int32, ns.level+1)}
 	p.task.Store(t)
 	p.refs.Store(1)
 	var serial uint64
+	var dead error
+	undo := func(to *PIDNamespace) {
+		for at := ns; at != to; at = at.parent {
+			if p.nrs[at.level] != 0 {
+				at.alloc.Abort(int(p.nrs[at.level]))
+			}
+		}
+	}
 	for at := ns; at != nil; at = at.parent {
 		nr, seq, err := at.alloc.Alloc(p)
-		if err != nil {
-			for undo := ns; undo != at; undo = undo.parent {
-				undo.alloc.Abort(int(p.nrs[undo.level]))
-			}
+		switch {
+		case at == ns && errors.Is(err, unix.ENOMEM):
+			dead = err // disabled: the outer levels still allocate
+			continue
+		case err != nil:
+			undo(at)
 			return nil, 0, err
 		}
 		p.nrs[at.level] = int32(nr)
 		serial = seq
+	}
+	if dead != nil {
+		undo(nil)
+		return nil, 0, dead
 	}
 	return p, serial, nil
 }

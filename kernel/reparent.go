@@ -5,10 +5,12 @@ import (
 )
 
 // forgetOriginalParent hands an exiting thread's children to a new reaper
-// (forget_original_parent, B8, B9). It reports whether the thread is its
-// namespace's last init thread, in which case the namespace is being
-// zapped and the exit resumes once it is empty.
-func (father *Task) forgetOriginalParent() (zapping bool) {
+// (forget_original_parent, B8, B9). It reports whether the rest of the exit
+// is taken care of: either the thread is its namespace's last init thread,
+// in which case the namespace is being zapped and the exit resumes once it
+// is empty, or the thread already became a zombie with its children's move
+// (adoptByNewReaper).
+func (father *Task) forgetOriginalParent() (handled bool) {
 	tg := father.tg
 	ns := tg.ns
 	// The process lock guards the children lists of its threads and the
@@ -35,23 +37,34 @@ func (father *Task) forgetOriginalParent() (zapping bool) {
 		return false
 	}
 	tg.mu.Unlock()
-	father.adoptByNewReaper()
-	return false
+	return father.adoptByNewReaper()
 }
 
 // adoptByNewReaper moves the children of an exiting thread whose process
 // has no live thread to the nearest subreaper or the namespace's reaper.
 //
+// When that reaper is the father's own parent process and the father is
+// its process's leader, the father also becomes a zombie and notifies the
+// parent before the locks are dropped, and adoptByNewReaper reports true:
+// exit_notify does both in one tasklist_lock section, so a waiter of the
+// parent woken by an adopted zombie finds the father a zombie too, and
+// reports whichever comes first on its children list.
+//
 // +checklocksignore: lockNewReaper returns holding a lock it chooses at
 // run time; lockstat checks the order.
-func (father *Task) adoptByNewReaper() {
+func (father *Task) adoptByNewReaper() (zombie bool) {
 	tg := father.tg
 	var moved, dead []*ThreadGroup
+	autoreap := false
 	if reaper, rtg := father.lockNewReaper(); rtg == tg {
 		moved = tg.moveChildrenWithinLocked(father, reaper)
 		tg.mu.Unlock()
 	} else {
 		moved, dead = moveChildrenAcrossLocked(father, reaper)
+		if father == tg.leader.Load() && tg.isChildOf(rtg) {
+			zombie = true
+			autoreap = father.becomeZombieLocked(rtg)
+		}
 		tg.mu.Unlock()
 		rtg.mu.Unlock()
 	}
@@ -59,6 +72,10 @@ func (father *Task) adoptByNewReaper() {
 	for _, c := range dead {
 		c.release()
 	}
+	if autoreap {
+		tg.release()
+	}
+	return zombie
 }
 
 // lockNewReaper finds the reaper for an exiting thread whose process has

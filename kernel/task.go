@@ -74,8 +74,8 @@ type Task struct {
 	// +checklocks:tg.mu
 	dying chan struct{}
 
-	// sleepingOn is the wake-up channel of a blocking wait in progress.
-	sleepingOn atomic.Pointer[chan struct{}]
+	// sleepingOn holds the channels a blocking wait in progress sleeps on.
+	sleepingOn atomic.Pointer[sleep]
 
 	creds        atomic.Pointer[Creds]
 	nice         atomic.Int32
@@ -233,16 +233,25 @@ func (t *Task) Parent() *Task { return t.tg.parent.Load() }
 // wake-up pending: it will not return until another task acts. Runners
 // use it to tell a blocked background call from one still working.
 func (t *Task) Sleeping() bool {
-	ch := t.sleepingOn.Load()
-	if ch == nil {
+	s := t.sleepingOn.Load()
+	if s == nil {
 		return false
 	}
+	// A kill is a wake-up too: the wait is about to return EINTR.
 	select {
-	case <-*ch:
+	case <-s.wake:
+		return false
+	case <-s.dying:
 		return false
 	default:
 		return true
 	}
+}
+
+// sleep is what a blocking wait sleeps on: its process's wake-up channel
+// and its own kill channel.
+type sleep struct {
+	wake, dying <-chan struct{}
 }
 
 // dyingChanLocked returns the channel closed when the task is killed.

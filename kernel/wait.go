@@ -136,7 +136,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		wake, dying := tg.waitChanLocked(), t.dyingChanLocked()
 		tg.mu.Unlock()
-		t.sleepingOn.Store(&wake)
+		t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
 		select {
 		case <-wake:
 			t.sleepingOn.Store(nil)

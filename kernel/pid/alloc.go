@@ -79,13 +79,13 @@ func NewAllocator[T any](max int) (*Allocator[T], error) {
 // returns the number and the allocation's sequence number (how many
 // allocations this allocator has made, this one included). Errors: EAGAIN
 // when every number in range is taken, ENOMEM when allocation has been
-// disabled.
+// disabled. A disabled allocator still moves its cursor past the number it
+// would have handed out: alloc_pid takes a number from the IDR at every
+// level before it checks PIDNS_ADDING, and gives it back when the check
+// fails, so a fork into a dead namespace uses up a number (A13).
 func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.disabled {
-		return 0, 0, syscall.ENOMEM
-	}
 	min := 1
 	if a.cursor > ReservedPIDs {
 		min = ReservedPIDs
@@ -97,6 +97,10 @@ func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 	}
 	if nr < 0 {
 		return 0, 0, syscall.EAGAIN
+	}
+	if a.disabled {
+		a.cursor = nr + 1
+		return 0, 0, syscall.ENOMEM
 	}
 	a.used[nr/64] |= 1 << (nr % 64)
 	a.table.store(nr, v)
@@ -169,7 +173,8 @@ func (a *Allocator[T]) freeLocked(nr int) {
 	a.count--
 }
 
-// Disable makes every later Alloc fail with ENOMEM.
+// Disable makes every later Alloc fail with ENOMEM (after it has moved the
+// cursor, as a failed alloc_pid does).
 func (a *Allocator[T]) Disable() {
 	a.mu.Lock()
 	a.disabled = true

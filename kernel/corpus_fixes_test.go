@@ -1,0 +1,88 @@
+package kernel
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// Tests for model bugs the scenario corpus (testdata/scenarios) found by
+// differing from Linux.
+
+// A fork into a namespace whose init has died fails with ENOMEM, but only
+// after alloc_pid has taken a number at every level: the cursors have
+// moved, so the next pid handed out in the outer namespace skips the
+// numbers the failed forks used (corpus a21).
+func TestCorpusForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	outer := e.fork(e.init) // pid 2 of the root namespace
+	ns := e.clone(outer, unix.CLONE_NEWPID, unix.SIGCHLD)
+	a := e.fork(ns)
+	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
+		t.Fatal(err)
+	}
+	n := e.fork(a)
+	e.exit(n, 0)
+	e.reap(a, n.PIDIn(a.Namespace()), 0, n.PIDIn(a.Namespace()), exited(0))
+	before := e.fork(ns)
+	for range 2 {
+		_, err := a.Fork()
+		errIs(t, "fork into a dead namespace", err, unix.ENOMEM)
+	}
+	after := e.fork(ns)
+	if got, want := after.PIDIn(ns.Namespace()), before.PIDIn(ns.Namespace())+3; got != want {
+		t.Errorf("pid after two failed forks: %d, want %d (each failed fork takes a number)", got, want)
+	}
+	if got, want := rootPID(e, after), rootPID(e, before)+3; got != want {
+		t.Errorf("root-level pid after two failed forks: %d, want %d", got, want)
+	}
+	e.check()
+}
+
+// A wait whose task has been killed is not asleep any more, even before
+// its goroutine has noticed: runners must not call it blocked (corpus b62,
+// where a join printed EDEADLK instead of done).
+func TestCorpusKilledWaiterIsNotSleeping_B2(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	e.fork(p)
+	out := e.blockedWait(th, -1, 0)
+	// The group exit kills the waiting thread and finishes its exit; its
+	// wait4 has not necessarily returned yet, but it is no longer asleep.
+	e.exitGroup(p, 2)
+	if th.Sleeping() {
+		t.Error("a killed waiter reports Sleeping")
+	}
+	if o := e.result(out); o.err != unix.EINTR {
+		t.Errorf("killed wait: %v, want EINTR", o.err)
+	}
+	e.check()
+}
+
+// A process's exit hands its zombie child to the process's own parent and
+// makes the process a zombie in one step, as exit_notify does under
+// tasklist_lock: the parent's waiter (a subreaper, so also the reaper), woken by the adopted zombie, must
+// find the exiting process ready too and report it first, since it comes
+// first on the children list (corpus c20; racy before the fix).
+func TestCorpusAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	for range 300 {
+		s := e.fork(e.init)
+		if err := s.PrctlSetChildSubreaper(true); err != nil {
+			t.Fatal(err)
+		}
+		p := e.fork(s)
+		a := e.fork(p)
+		e.exit(a, 5)
+		out := e.blockedWait(s, -1, 0)
+		e.exit(p, 0)
+		if o := e.result(out); o.err != nil || o.r.Task != p {
+			t.Fatalf("woken wait reported %+v, %v; want the exiting parent first", o.r, o.err)
+		}
+		e.reap(s, -1, 0, a.PIDIn(s.Namespace()), exited(5))
+		e.exit(s, 0)
+		e.reap(e.init, -1, 0, s.PIDIn(e.init.Namespace()), exited(0))
+	}
+	e.settle()
+}

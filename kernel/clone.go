@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/ipc/sem"
 )
 
 // csignal is CSIGNAL: the low byte of clone(2)'s flags is the exit signal.
@@ -71,13 +73,10 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		}
 	}
 
-	ns := t.nsForChildren.Load()
-	if flags&unix.CLONE_NEWPID != 0 {
-		var err error
-		if ns, err = t.newPIDNamespaceFor(creds); err != nil {
-			undo()
-			return nil, err
-		}
+	ns, ipcNS, err := t.copyNamespaces(flags, creds)
+	if err != nil {
+		undo()
+		return nil, err
 	}
 	p, serial, err := allocPID(ns, child)
 	if err != nil {
@@ -86,6 +85,10 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	}
 	child.pid = p
 	child.nsForChildren.Store(ns)
+	child.ipcNS.Store(ipcNS)
+	if flags&unix.CLONE_SYSVSEM != 0 {
+		child.semUndo.Store(t.undoList().Share()) // copy_semundo
+	}
 
 	if flags&unix.CLONE_THREAD != 0 {
 		err = t.linkThread(child)
@@ -93,6 +96,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal)
 	}
 	if err != nil {
+		if ul := child.semUndo.Load(); ul != nil {
+			ul.Release(p) // the caller still shares it: nothing is applied
+		}
 		p.put()
 		undo()
 		return nil, err
@@ -119,19 +125,6 @@ func (t *Task) checkCloneFlags(flags uint64) error {
 		return unix.EINVAL // user namespaces are not modelled
 	}
 	return nil
-}
-
-// newPIDNamespaceFor creates the namespace for CLONE_NEWPID or
-// unshare(CLONE_NEWPID) (copy_pid_ns).
-func (t *Task) newPIDNamespaceFor(creds *Creds) (*PIDNamespace, error) {
-	if !creds.HasCap(unix.CAP_SYS_ADMIN) {
-		return nil, unix.EPERM
-	}
-	parent := t.nsForChildren.Load()
-	if parent != t.tg.ns {
-		return nil, unix.EINVAL
-	}
-	return newPIDNamespace(t.k, parent, parent.PIDMax())
 }
 
 // newThreadGroup makes the process a new child task leads (copy_signal),
@@ -262,44 +255,6 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 	}
 }
 
-// Unshare is unshare(2) for the namespaces the model has: CLONE_NEWPID
-// makes the caller's future children start a new pid namespace, whose
-// first child becomes its init. Other namespace flags are accepted and
-// have no effect. Errors: EINVAL for unknown flags, for CLONE_THREAD,
-// CLONE_SIGHAND or CLONE_VM in a multi-threaded process, for a second
-// CLONE_NEWPID, and for CLONE_NEWUSER (not modelled); EPERM without
-// CAP_SYS_ADMIN; ENOSPC past 32 levels.
-func (t *Task) Unshare(flags uint64) error {
-	if !t.alive() {
-		return unix.ESRCH
-	}
-	const known = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_SIGHAND |
-		unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SYSVSEM | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
-		unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
-	if flags&^known != 0 {
-		return unix.EINVAL
-	}
-	if flags&(unix.CLONE_THREAD|unix.CLONE_SIGHAND|unix.CLONE_VM) != 0 {
-		t.tg.mu.Lock()
-		multi := t.tg.threads.len > 1
-		t.tg.mu.Unlock()
-		if multi {
-			return unix.EINVAL
-		}
-	}
-	if flags&unix.CLONE_NEWUSER != 0 {
-		return unix.EINVAL
-	}
-	if flags&unix.CLONE_NEWPID != 0 {
-		ns, err := t.newPIDNamespaceFor(t.creds.Load())
-		if err != nil {
-			return err
-		}
-		t.nsForChildren.Store(ns)
-	}
-	return nil
-}
-
 // newInit creates the root namespace's init.
 func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t := &Task{k: k}
@@ -310,6 +265,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	}
 	t.pid = p
 	t.nsForChildren.Store(k.rootNS)
+	t.ipcNS.Store(sem.NewNamespace(k.semLimits))
 	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	tg.sighand = newSignalHandlers(&sigTable{})

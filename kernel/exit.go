@@ -125,6 +125,7 @@ func (k *Kernel) finishExits(ts []*Task) {
 // exitNotify is exit_notify: hand the children to a reaper, become a
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
+	t.exitSem()
 	if t.forgetOriginalParent() {
 		return // a zombie already, or zap_pid_ns_processes resumes with becomeZombie
 	}

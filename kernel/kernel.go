@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/ipc/sem"
 	"tasklist/kernel/pid"
 	"tasklist/lockstat"
 )
@@ -47,14 +48,18 @@ type Config struct {
 	// RLimits overrides init's resource limits (RLIMIT_* → limit); the
 	// rest are Linux's defaults for init.
 	RLimits map[int]RLimit
+	// SemLimits are the SysV semaphore limits of every IPC namespace; the
+	// zero value means Linux's defaults.
+	SemLimits sem.Limits
 }
 
 // Kernel is one model system: a root pid namespace whose init is created
 // by New.
 type Kernel struct {
-	cfg    Config
-	rootNS *PIDNamespace
-	init   *Task
+	cfg       Config
+	rootNS    *PIDNamespace
+	init      *Task
+	semLimits sem.Limits
 
 	// users maps a uid to its *User; reads take no lock.
 	users sync.Map
@@ -77,7 +82,10 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.ThreadLimit < 0 {
 		return nil, unix.EINVAL
 	}
-	k := &Kernel{cfg: cfg}
+	k := &Kernel{cfg: cfg, semLimits: cfg.SemLimits}
+	if k.semLimits == (sem.Limits{}) {
+		k.semLimits = sem.DefaultLimits()
+	}
 	ns, err := newPIDNamespace(k, nil, cfg.PIDMax)
 	if err != nil {
 		return nil, err

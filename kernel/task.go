@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/ipc/sem"
 	"tasklist/lockstat"
 )
 
@@ -76,6 +77,11 @@ type Task struct {
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn atomic.Pointer[sleep]
+
+	// ipcNS is the task's IPC namespace; semUndo its semaphore undo list,
+	// nil until first used or shared.
+	ipcNS   atomic.Pointer[sem.Namespace]
+	semUndo atomic.Pointer[sem.UndoList]
 
 	creds        atomic.Pointer[Creds]
 	nice         atomic.Int32
@@ -237,21 +243,29 @@ func (t *Task) Sleeping() bool {
 	if s == nil {
 		return false
 	}
-	// A kill is a wake-up too: the wait is about to return EINTR.
+	// A kill is a wake-up too: the call is about to return EINTR.
+	select {
+	case <-s.dying:
+		return false
+	default:
+	}
+	if s.pending != nil {
+		return s.pending()
+	}
 	select {
 	case <-s.wake:
-		return false
-	case <-s.dying:
 		return false
 	default:
 		return true
 	}
 }
 
-// sleep is what a blocking wait sleeps on: its process's wake-up channel
-// and its own kill channel.
+// sleep is what a blocking call sleeps on: its own kill channel and either
+// its process's wait channel or, for a semaphore operation, a test of
+// whether a waker has completed it.
 type sleep struct {
 	wake, dying <-chan struct{}
+	pending     func() bool
 }
 
 // dyingChanLocked returns the channel closed when the task is killed.

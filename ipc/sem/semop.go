@@ -142,7 +142,7 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 	w.status.Store(statusPending)
 	s.enqueueLocked(w, locknum)
 	s.unlock(locknum)
-	return s.sleep(ctx, w, deadline)
+	return s.sleep(ctx, c.Sleeper, w, deadline)
 }
 
 // enqueueLocked mirrors the queueing step of __do_semtimedop.
@@ -174,20 +174,29 @@ func (s *Set) enqueueLocked(w *waiter, locknum int) {
 	s.complexCount++
 }
 
-// sleep waits until a waker decides w's outcome, ctx is done or the
-// deadline passes, and returns the outcome. The deadline is absolute, so
-// nothing that wakes the sleeper early extends it.
-func (s *Set) sleep(ctx context.Context, w *waiter, deadline time.Time) error {
+// sleep waits until a waker decides w's outcome, ctx is done, the
+// sleeper interrupts or the deadline passes, and returns the outcome. The
+// deadline is absolute, so nothing that wakes the sleeper early extends
+// it.
+func (s *Set) sleep(ctx context.Context, sl Sleeper, w *waiter, deadline time.Time) error {
 	var expired <-chan time.Time
 	if !deadline.IsZero() {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		expired = t.C
 	}
+	var interrupt <-chan struct{}
+	if sl != nil {
+		interrupt = sl.Sleeping(func() bool { return w.status.Load() == statusPending })
+	}
 	select {
 	case <-w.wake:
 	case <-ctx.Done():
 	case <-expired:
+	case <-interrupt:
+	}
+	if sl != nil {
+		sl.Awake()
 	}
 	if st := w.status.Load(); st != statusPending {
 		return errnoOf(st)

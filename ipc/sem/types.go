@@ -100,6 +100,21 @@ type Caller struct {
 	// Undo is the caller's undo list. It must not be nil when an operation
 	// carries SEM_UNDO.
 	Undo *UndoList
+	// Sleeper, if not nil, is told when the call blocks and when it wakes.
+	Sleeper Sleeper
+}
+
+// Sleeper lets the caller's owner follow and interrupt a blocking call:
+// a process model uses it to tell a blocked task from a running one and to
+// interrupt the call when the task is killed.
+type Sleeper interface {
+	// Sleeping is called before the call blocks. pending reports whether
+	// the call's outcome is still undecided (no waker has completed it).
+	// Closing the returned channel, if not nil, interrupts the call
+	// (EINTR).
+	Sleeping(pending func() bool) (interrupt <-chan struct{})
+	// Awake is called once the call no longer blocks.
+	Awake()
 }
 
 // Sembuf is one semaphore operation (struct sembuf).

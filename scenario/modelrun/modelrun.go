@@ -33,6 +33,8 @@ import (
 type Backend struct {
 	k     *kernel.Kernel
 	tasks []*kernel.Task
+	// sets holds the id of each set a semget returned, by SetRef.
+	sets []int
 	bg    map[scenario.TaskRef]*background
 	// stalled marks tasks whose joined call could never complete.
 	stalled map[scenario.TaskRef]bool
@@ -215,6 +217,12 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		return prctl(t, c.Args)
 	case "unshare":
 		return zero(t.Unshare(uint64(c.Args[0].Int)))
+	case "semget":
+		return b.semget(t, c.Args)
+	case "semop", "semtimedop":
+		return b.semop(t, c)
+	case "semctl":
+		return b.semctl(t, c.Args)
 	}
 	return errno(unix.ENOSYS)
 }

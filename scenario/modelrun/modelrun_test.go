@@ -71,6 +71,25 @@ init.clone(CLONE_PARENT) == EINVAL
 	}
 }
 
+// Semaphores: a blocked semop is a background call that a later semop
+// completes; an exiting task's SEM_UNDO adjustment is applied (H10, H12).
+func TestSemaphoreCalls(t *testing.T) {
+	out, errOut, status := runText(t, `S = init.semget(IPC_PRIVATE, 1, 0600)
+A = init.fork()
+A.semop(S, {0, -1, SEM_UNDO}) &
+init.semctl(S, 0, GETNCNT) == 1
+init.semop(S, {0, 2, 0}) == 0
+join A == 0
+A.exit(0)
+init.semctl(S, 0, GETVAL) == 2
+init.semctl(S, 0, GETPID) == A
+init.semctl(S, 0, IPC_RMID) == 0
+`)
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
+	}
+}
+
 // Unimplemented calls fail with ENOSYS instead of pretending.
 func TestUnimplementedCallsSayENOSYS(t *testing.T) {
 	out, _, _ := runText(t, "init.kill(0, 0)\n")

@@ -1,0 +1,110 @@
+package kernel
+
+import (
+	"context"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/ipc/sem"
+)
+
+// The SysV semaphore calls of a task: its IPC namespace's registry, its
+// process's pid as the last operator, its credentials for ipcperms, and
+// its undo list (created on first use, shared with CLONE_SYSVSEM, applied
+// when the last sharer exits).
+
+// NrSeenBy implements sem.PID: the number of p in the namespace of viewer
+// (pid_vnr for the caller of semctl GETPID).
+func (p *PID) NrSeenBy(viewer sem.PID) int {
+	v, ok := viewer.(*PID)
+	if !ok {
+		return 0
+	}
+	return p.nrIn(v.ns)
+}
+
+// semCaller describes t to the semaphore code.
+func (t *Task) semCaller(withUndo bool) sem.Caller {
+	c := t.creds.Load()
+	caller := sem.Caller{
+		PID:     t.tg.leader.Load().pid,
+		Creds:   sem.Creds{EUID: c.EUID, EGID: c.EGID, CapEffective: c.CapEffective},
+		Sleeper: taskSleeper{t},
+	}
+	if withUndo {
+		caller.Undo = t.undoList()
+	}
+	return caller
+}
+
+// undoList returns the task's undo list, creating it on first use
+// (get_undo_list). Only the task itself creates it.
+func (t *Task) undoList() *sem.UndoList {
+	if ul := t.semUndo.Load(); ul != nil {
+		return ul
+	}
+	t.semUndo.CompareAndSwap(nil, sem.NewUndoList())
+	return t.semUndo.Load()
+}
+
+// exitSem detaches the task from its undo list (exit_sem); the last
+// sharer applies the adjustments.
+func (t *Task) exitSem() {
+	if ul := t.semUndo.Swap(nil); ul != nil {
+		ul.Release(t.tg.leader.Load().pid)
+	}
+}
+
+// IPCNamespace returns the task's IPC namespace's semaphore registry.
+func (t *Task) IPCNamespace() *sem.Namespace { return t.ipcNS.Load() }
+
+// Semget is semget(2) in the task's IPC namespace.
+func (t *Task) Semget(key int32, nsems, flags int) (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
+	return t.ipcNS.Load().Semget(t.semCaller(false), key, nsems, flags)
+}
+
+// Semop is semop(2). A blocked call ends with EINTR when ctx is done or
+// the task is killed.
+func (t *Task) Semop(ctx context.Context, id int, ops []sem.Sembuf) error {
+	return t.Semtimedop(ctx, id, ops, nil)
+}
+
+// Semtimedop is semtimedop(2); a nil timeout waits without limit.
+func (t *Task) Semtimedop(ctx context.Context, id int, ops []sem.Sembuf, timeout *unix.Timespec) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	withUndo := false
+	for _, op := range ops {
+		withUndo = withUndo || op.Flg&sem.SEM_UNDO != 0
+	}
+	return t.ipcNS.Load().Semtimedop(ctx, t.semCaller(withUndo), id, ops, timeout)
+}
+
+// Semctl is semctl(2).
+func (t *Task) Semctl(id, semnum, cmd int, arg sem.Semun) (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
+	return t.ipcNS.Load().Semctl(t.semCaller(false), id, semnum, cmd, arg)
+}
+
+// taskSleeper lets a blocking semaphore call report that its task sleeps,
+// for Task.Sleeping, and be interrupted when the task is killed.
+type taskSleeper struct{ t *Task }
+
+func (s taskSleeper) Sleeping(pending func() bool) <-chan struct{} {
+	t := s.t
+	// dying is made under the process lock, which also orders it against
+	// a concurrent kill.
+	t.tg.mu.Lock()
+	dying := t.dyingChanLocked()
+	t.tg.mu.Unlock()
+	t.sleepingOn.Store(&sleep{pending: pending, dying: dying})
+	return dying
+}
+
+func (s taskSleeper) Awake() { s.t.sleepingOn.Store(nil) }

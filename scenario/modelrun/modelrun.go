@@ -35,7 +35,7 @@ type Backend struct {
 	tasks []*kernel.Task
 	// sets holds the id of each set a semget returned, by SetRef.
 	sets []int
-	bg    map[scenario.TaskRef]*background
+	bg   map[scenario.TaskRef]*background
 	// stalled marks tasks whose joined call could never complete.
 	stalled map[scenario.TaskRef]bool
 	ctx     context.Context

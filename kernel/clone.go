@@ -49,18 +49,13 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 
 	// RLIMIT_NPROC counts the child against its user first (A7).
 	u := t.user.Load()
-	if u != nil {
-		n := u.tasks.Add(1)
-		if uint64(n) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur &&
-			!creds.HasCap(unix.CAP_SYS_RESOURCE) && !creds.HasCap(unix.CAP_SYS_ADMIN) {
-			u.tasks.Add(-1)
-			return nil, unix.EAGAIN
-		}
-		child.user.Store(u)
+	if u.charge(t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur) &&
+		!creds.HasCap(unix.CAP_SYS_RESOURCE) && !creds.HasCap(unix.CAP_SYS_ADMIN) {
+		u.uncharge()
+		return nil, unix.EAGAIN
 	}
-	undo := func() {
-		child.chargeUser(nil)
-	}
+	child.user.Store(u)
+	undo := u.uncharge
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
 			k.nrThreads.Add(-1)
@@ -69,7 +64,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		}
 		undo = func() {
 			k.nrThreads.Add(-1)
-			child.chargeUser(nil)
+			u.uncharge()
 		}
 	}
 
@@ -84,12 +79,16 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		return nil, err
 	}
 	child.pid = p
+	child.serial = serial
 	child.nsForChildren.Store(ns)
 	child.ipcNS.Store(ipcNS)
 	if flags&unix.CLONE_SYSVSEM != 0 {
 		child.semUndo.Store(t.undoList().Share()) // copy_semundo
 	}
 
+	// The child joins its user's list before it is published, so that a
+	// PRIO_USER walk never misses a running task; walks skip embryos.
+	u.addMember(child)
 	if flags&unix.CLONE_THREAD != 0 {
 		err = t.linkThread(child)
 	} else {
@@ -99,6 +98,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		if ul := child.semUndo.Load(); ul != nil {
 			ul.Release(p) // the caller still shares it: nothing is applied
 		}
+		u.mu.Lock() // as in leaveUser
+		u.members.remove(child, userLinkOf)
+		u.mu.Unlock()
 		p.put()
 		undo()
 		return nil, err
@@ -131,7 +133,7 @@ func (t *Task) checkCloneFlags(flags uint64) error {
 // not yet linked anywhere.
 func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flags uint64) *ThreadGroup {
 	parent := t.tg
-	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1}
+	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	if flags&unix.CLONE_SIGHAND != 0 {
 		tg.sighand = parent.sighand
@@ -161,13 +163,21 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 func (t *Task) linkThread(child *Task) error {
 	tg := t.tg
 	child.tg = tg
-	// The process lock orders the link against exit_group and fatal
-	// signals: a thread is either linked before the group exit (and is
-	// killed with its siblings) or not at all.
-	tg.mu.Lock()
-	err := t.linkThreadLocked(child)
-	tg.mu.Unlock()
-	return err
+	for {
+		// The process lock orders the link against exit_group and fatal
+		// signals: a thread is either linked before the group exit (and
+		// is killed with its siblings) or not at all.
+		tg.mu.Lock()
+		if resume := tg.stopWaitLocked(); resume != nil {
+			dying := t.dyingChanLocked()
+			tg.mu.Unlock()
+			sleepUntil(resume, dying)
+			continue
+		}
+		err := t.linkThreadLocked(child)
+		tg.mu.Unlock()
+		return err
+	}
 }
 
 // Preconditions: t.tg.mu is held.
@@ -227,6 +237,16 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			unlock()
 			return unix.EINTR
 		}
+		// A process with a stop pending or in effect forks only once it
+		// is continued: Linux restarts a fork that a group signal
+		// interrupts, so the child either got the stop too or is
+		// created after the continue.
+		if resume := tg.stopWaitLocked(); resume != nil {
+			dying := t.dyingChanLocked()
+			unlock()
+			sleepUntil(resume, dying)
+			continue
+		}
 		// Everything a lockless lookup may read is set before the CAS
 		// publishes the task (A15); the lists, which only holders of
 		// the locks held here can read, may follow it.
@@ -249,7 +269,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
-		pg.members.pushBack(ctg, pgrpLinkOf)
+		pg.members.pushFront(ctg, pgrpLinkOf)
 		unlock()
 		return nil
 	}
@@ -264,9 +284,10 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 		return nil, err
 	}
 	t.pid = p
+	t.serial = serial
 	t.nsForChildren.Store(k.rootNS)
 	t.ipcNS.Store(sem.NewNamespace(k.semLimits))
-	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1}
+	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	tg.sighand = newSignalHandlers(&sigTable{})
 	tg.rlimits.Store(&limits)
@@ -278,9 +299,12 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	tg.mu.Unlock()
 	g := newProcessGroup(p, newSession(p))
 	g.mu.Lock()
-	g.members.pushBack(tg, pgrpLinkOf)
+	g.members.pushFront(tg, pgrpLinkOf)
 	g.mu.Unlock()
 	tg.pgrp.Store(g)
+	u := k.user(0)
+	t.user.Store(u)
+	u.addMember(t)
 	k.rootNS.childReaper.Store(t)
 	if k.cfg.ThreadLimit > 0 {
 		k.nrThreads.Add(1)

@@ -103,8 +103,8 @@ func setres(ids [3]*uint32, want [3]int, capable bool) (changed bool, err error)
 }
 
 // commitUIDs applies the capability rules of a uid change
-// (cap_emulate_setxuid, without SECURE_KEEP_CAPS), moves the task's
-// RLIMIT_NPROC charge to its new real uid (set_user), and publishes c.
+// (cap_emulate_setxuid, without SECURE_KEEP_CAPS) and publishes c; a new
+// real uid moves the task to its user (set_user) in the same step.
 func (t *Task) commitUIDs(old, c *Creds) {
 	hadRoot := old.UID == 0 || old.EUID == 0 || old.SUID == 0
 	hasRoot := c.UID == 0 || c.EUID == 0 || c.SUID == 0
@@ -117,10 +117,11 @@ func (t *Task) commitUIDs(old, c *Creds) {
 	if old.EUID != 0 && c.EUID == 0 {
 		c.CapEffective = c.CapPermitted
 	}
-	if c.UID != old.UID {
-		t.chargeUser(t.k.userFor(c.UID))
+	if c.UID == old.UID {
+		t.commitCreds(old, c)
+		return
 	}
-	t.commitCreds(old, c)
+	t.moveUser(t.k.user(c.UID), func() { t.commitCreds(old, c) })
 }
 
 // commitCreds publishes new credentials (commit_creds). A change of
@@ -132,25 +133,6 @@ func (t *Task) commitCreds(old, c *Creds) {
 		t.pdeathSignal.Store(0)
 	}
 	t.creds.Store(c)
-}
-
-// chargeUser moves the task's RLIMIT_NPROC charge to u (nil: uncounted).
-func (t *Task) chargeUser(u *User) {
-	if u != nil {
-		u.tasks.Add(1)
-	}
-	if old := t.user.Swap(u); old != nil {
-		old.tasks.Add(-1)
-	}
-}
-
-// userFor returns the accounting object for uid, or nil for uid 0, which
-// RLIMIT_NPROC exempts (INIT_USER) and so is not counted.
-func (k *Kernel) userFor(uid uint32) *User {
-	if uid == 0 {
-		return nil
-	}
-	return k.user(uid)
 }
 
 // Setgid is setgid(2): with CAP_SETGID it sets real, effective and saved

@@ -1,9 +1,10 @@
 // Package kernel models the Linux process-lifecycle subsystem: tasks and
 // thread groups, clone, exit and exit_group, zombies, wait4 and waitid,
 // reparenting to subreapers and pid-namespace inits, pid namespaces,
-// credentials, and the parts of signal handling that exit depends on. It
-// reproduces Linux's observable behaviour (shared/spec/linux-semantics.md)
-// without a lock over the whole table.
+// credentials, process groups and sessions, priorities, and signals as far
+// as kill, job control and exit need them. It reproduces Linux's
+// observable behaviour (shared/spec/linux-semantics.md) without a lock
+// over the whole table.
 //
 // Syscall-shaped methods take the calling task as receiver
 // (parent.Clone(args), t.Wait4(ctx, pid, options)) and return
@@ -21,8 +22,17 @@
 //     signal, zombie notification).
 //   - SignalHandlers.mu serialises sigaction on one handler table, which
 //     processes created with CLONE_SIGHAND share.
-//   - ProcessGroup.mu and Session.mu guard a group's or session's member
-//     list.
+//   - ThreadGroup.mu also guards the process's job-control state (stopped,
+//     the stop or continue its parent may still be told of, pending stop
+//     and fatal signals) and its threads' job queues of children with a
+//     stop or a continue to report.
+//   - ProcessGroup.mu guards a group's member list; Session.mu a session's
+//     list of groups. Walks over a group (kill of a group, PRIO_PGRP, the
+//     orphaned-group test) hold its lock; setpgid holds the old and the
+//     new group's locks, so a walk never visits a process of another
+//     group (seed 002).
+//   - User.mu guards the list of threads whose real uid is the user's
+//     (PRIO_USER walks it); setuid holds both users' locks to move one.
 //   - pid.Allocator.mu guards one namespace level's pid bitmap and cursor.
 //
 // Reads take no lock: pids, parents, credentials, rlimits and signal
@@ -34,8 +44,10 @@
 //
 // A lock may be taken while holding only locks that come before it here:
 //
-//  1. Session.mu, then ProcessGroup.mu (two groups in increasing creation
-//     order, as setsid holds the old and the new one). Clone holds the
+//  1. Session.mu, then ProcessGroup.mu, several groups in increasing
+//     creation order: setsid holds the old and the new group, setpgid the
+//     moved process's old group, the caller's and the target group (and
+//     first the session's lock when it makes a group). Clone holds the
 //     caller's group while it links the child to its parent, so that a
 //     walk over the group either sees the child or runs before it exists.
 //  2. ThreadGroup.mu, in increasing creation serial. A parent is created
@@ -45,7 +57,9 @@
 //     An operation that finds it needs a lower-serial lock while holding a
 //     higher one drops what it holds, takes both in order and revalidates.
 //  3. SignalHandlers.mu.
-//  4. pid.Allocator.mu (a leaf).
+//  4. User.mu, two users in increasing uid (setuid); nothing else is taken
+//     while one is held.
+//  5. pid.Allocator.mu (a leaf).
 //
 // The lockstat package checks this order at run time in every test.
 //
@@ -62,4 +76,10 @@
 //     wins (C9).
 //   - Pids, users' counts and entropy are released after every critical
 //     section (release_task's tail in Linux 6.15).
+//   - A process stops when its stop signal is acted on under its
+//     ThreadGroup.mu (asynchronously after the kill, as Linux's target
+//     acts on it when it next runs; Kernel.Quiesce waits for it); it
+//     continues when SIGCONT is delivered under the same lock. A waiter
+//     consumes a stop or continue report under the parent's and then the
+//     child's lock, so each is reported once (C10).
 package kernel

@@ -53,6 +53,7 @@ func (t *Task) ExitGroup(code int) error {
 		tg.groupExiting = true
 		tg.groupExitCode = status
 	}
+	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
 	tg.mu.Unlock()
 	t.k.finishExits(victims)
@@ -72,6 +73,7 @@ func (t *Task) beginExitLocked(status int32) {
 	t.markKilledLocked()
 	tg.liveThreads--
 	if tg.liveThreads == 0 {
+		t.groupDead.Store(true)
 		tg.exitStatus = status
 		if tg.groupExiting {
 			tg.exitStatus = tg.groupExitCode
@@ -126,7 +128,16 @@ func (k *Kernel) finishExits(ts []*Task) {
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
 	t.exitSem()
-	if t.forgetOriginalParent() {
+	handled := t.forgetOriginalParent()
+	if t.groupDead.Load() {
+		// The process's own group may lose its last link to the rest
+		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
+		tg := t.tg
+		if p := tg.parent.Load(); p != nil {
+			killOrphanedPgrp(tg, p.tg, tg)
+		}
+	}
+	if handled {
 		return // a zombie already, or zap_pid_ns_processes resumes with becomeZombie
 	}
 	t.becomeZombie()
@@ -223,10 +234,11 @@ func (tg *ThreadGroup) release() {
 	leader.releaseResources()
 }
 
-// releaseResources drops what a released task held: its RLIMIT_NPROC
-// charge, its place in the thread count and its pid.
+// releaseResources drops what a released task held: its place on its
+// user's list and its RLIMIT_NPROC charge, its place in the thread count
+// and its pid.
 func (t *Task) releaseResources() {
-	t.chargeUser(nil)
+	t.leaveUser()
 	if t.k.cfg.ThreadLimit > 0 {
 		t.k.nrThreads.Add(-1)
 	}
@@ -262,6 +274,7 @@ func (tg *ThreadGroup) notifyParent() bool {
 //
 // +checklocks:ptg.mu
 func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
+	ptg.unmarkJobLocked(tg) // a zombie reports only its exit
 	sig := int(tg.exitSignal)
 	if tg.parentExecSeq != ptg.execSeq.Load() {
 		sig = int(unix.SIGCHLD) // the parent changed security domain
@@ -277,7 +290,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 	if sig != 0 {
 		// The child is never in an ancestor namespace of its parent, so
 		// the signal is not forced.
-		ptg.sendSignalLocked(sig, false)
+		ptg.sendSignalLocked(sig, false, nil)
 	}
 	ptg.wakeWaitersLocked()
 	if autoreap {

@@ -16,11 +16,14 @@ import (
 // has a parent that can still adopt it, is on that parent's children list,
 // and is counted in its wait class; every zombie is on its parent's ready
 // list and only zombies are; every process is a member of its process
-// group; every namespace's child reaper is a thread of its init; and users'
-// RLIMIT_NPROC counts match the tasks charged to them.
+// group, which lists only its own members, is named by its pid and is on
+// its session's list; every namespace's child reaper is a thread of its
+// init; each user lists exactly the tasks of its real uid and counts them
+// for RLIMIT_NPROC; and a child is on its parent's job queue exactly when
+// it has a stop or a continue to report.
 func (k *Kernel) CheckInvariants() error {
 	c := &checker{k: k, namespaces: map[*PIDNamespace]bool{}, procs: map[*ThreadGroup]bool{},
-		userTasks: map[*User]int64{}}
+		userTasks: map[*User]int{}, groups: map[*ProcessGroup]bool{}, sessions: map[*Session]bool{}}
 	c.walkPIDs()
 	for tg := range c.procs {
 		c.checkProcess(tg)
@@ -29,20 +32,103 @@ func (k *Kernel) CheckInvariants() error {
 		c.checkNamespace(ns)
 	}
 	k.users.Range(func(_, v any) bool {
-		u := v.(*User)
-		if got, want := u.tasks.Load(), c.userTasks[u]; got != want {
-			c.fail("uid %d counts %d tasks, %d are charged to it", u.uid, got, want)
+		c.checkUser(v.(*User))
+		return true
+	})
+	for g := range c.groups {
+		c.checkGroup(g)
+	}
+	for s := range c.sessions {
+		c.checkSession(s)
+	}
+	return errors.Join(c.errs...)
+}
+
+// checkUser verifies a user's member list: exactly the tasks whose real
+// uid it is, and its RLIMIT_NPROC count.
+func (c *checker) checkUser(u *User) {
+	u.mu.Lock()
+	n := 0
+	u.members.each(userLinkOf, func(t *Task) bool {
+		n++
+		if t.user.Load() != u || t.creds.Load().UID != u.uid {
+			c.fail("uid %d lists task %d of another user", u.uid, t.pid.nrs[0])
+		}
+		if t.state.Load() == taskDead {
+			c.fail("uid %d lists released task %d", u.uid, t.pid.nrs[0])
 		}
 		return true
 	})
-	return errors.Join(c.errs...)
+	u.mu.Unlock()
+	if want := c.userTasks[u]; n != want {
+		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
+	}
+	want := int64(c.userTasks[u])
+	if !u.counted() {
+		want = 0
+	}
+	if got := u.tasks.Load(); got != want {
+		c.fail("uid %d counts %d tasks, %d are charged to it", u.uid, got, want)
+	}
+}
+
+// checkGroup verifies that a live group's members all point at it, that
+// it is listed in its session, and that it is named by its pid.
+func (c *checker) checkGroup(g *ProcessGroup) {
+	g.mu.Lock()
+	if g.dead || g.members.len == 0 {
+		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
+	}
+	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		if m.pgrp.Load() != g {
+			c.fail("process group %d lists process %d of another group", g.id.nrs[0], m.leader.Load().pid.nrs[0])
+		}
+		if !c.procs[m] {
+			c.fail("process group %d lists a released process", g.id.nrs[0])
+		}
+		return true
+	})
+	g.mu.Unlock()
+	if g.id.pgrp.Load() != g {
+		c.fail("process group %d is not the one its pid names", g.id.nrs[0])
+	}
+	c.sessions[g.session] = true
+	s := g.session
+	s.mu.Lock()
+	listed := false
+	s.groups.each(sessionLinkOf, func(x *ProcessGroup) bool {
+		listed = x == g
+		return !listed
+	})
+	s.mu.Unlock()
+	if !listed {
+		c.fail("process group %d is not on its session's list", g.id.nrs[0])
+	}
+}
+
+// checkSession verifies that a session lists only live groups of its own
+// and is the one its pid names.
+func (c *checker) checkSession(s *Session) {
+	s.mu.Lock()
+	s.groups.each(sessionLinkOf, func(g *ProcessGroup) bool {
+		if g.session != s || !c.groups[g] {
+			c.fail("session %d lists group %d, which is not one of its live groups", s.id.nrs[0], g.id.nrs[0])
+		}
+		return true
+	})
+	s.mu.Unlock()
+	if s.id.session.Load() != s {
+		c.fail("session %d is not the one its pid names", s.id.nrs[0])
+	}
 }
 
 type checker struct {
 	k          *Kernel
 	namespaces map[*PIDNamespace]bool
 	procs      map[*ThreadGroup]bool
-	userTasks  map[*User]int64
+	userTasks  map[*User]int
+	groups     map[*ProcessGroup]bool
+	sessions   map[*Session]bool
 	errs       []error
 }
 
@@ -75,9 +161,7 @@ func (c *checker) walkPIDs() {
 				c.fail("pid %d: task is released but still published", nr)
 			}
 			c.procs[t.tg] = true
-			if u := t.user.Load(); u != nil {
-				c.userTasks[u]++
-			}
+			c.userTasks[t.user.Load()]++
 		}
 		if g := p.pgrp.Load(); g != nil {
 			refs++
@@ -170,6 +254,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	tg.mu.Unlock()
 
 	if g := tg.pgrp.Load(); g != nil {
+		c.groups[g] = true
 		g.mu.Lock()
 		member := false
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
@@ -215,6 +300,21 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 	if zombie != inReady {
 		c.fail("process %d: zombie %v but on parent's ready list %v", id, zombie, inReady)
 	}
+	jq := *ptg.jobQueueOf(tg)
+	queued := tg.jobIdx >= 0 && tg.jobIdx < len(jq) && jq[tg.jobIdx] == tg
+	if queued != (tg.jobIdx >= 0) {
+		c.fail("process %d: job queue index %d is stale", id, tg.jobIdx)
+	}
+	// The child's lock comes after its parent's.
+	tg.mu.Lock()
+	event, exiting := tg.hasJobEventLocked(), tg.groupExiting || tg.liveThreads == 0
+	tg.mu.Unlock()
+	switch {
+	case queued && (zombie || !(event || exiting)):
+		c.fail("process %d is on its parent's job queue with nothing to report", id)
+	case !queued && event && !zombie && !exiting:
+		c.fail("process %d has a stop or continue to report but is not queued", id)
+	}
 }
 
 // checkReadyQueuesLocked verifies that each thread's ready queues hold only
@@ -244,5 +344,18 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 	}
 	if zombies != tg.nrZombies {
 		c.fail("process %d: %v zombies queued, counted %v", id, zombies, tg.nrZombies)
+	}
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		for class, q := range th.jobs {
+			for i, ch := range q {
+				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || ch.jobIdx != i {
+					c.fail("process %d: a job queue holds %d, which is not its thread's child of that class",
+						id, ch.leader.Load().pid.nrs[0])
+				}
+				if i > 0 && q[(i-1)/2].sibOrd > ch.sibOrd {
+					c.fail("process %d: a job queue is out of order", id)
+				}
+			}
+		}
 	}
 }

@@ -20,6 +20,7 @@ var (
 	sighandClass     = lockstat.NewClass("kernel.SignalHandlers.mu")
 	sessionClass     = lockstat.NewClass("kernel.Session.mu")
 	pgrpClass        = lockstat.NewClass("kernel.ProcessGroup.mu")
+	userClass        = lockstat.NewClass("kernel.User.mu")
 )
 
 // ErrInitExit is returned when the last live thread of the root pid
@@ -67,9 +68,11 @@ type Kernel struct {
 	// nrThreads counts live tasks when Config.ThreadLimit is set.
 	nrThreads atomic.Int64
 
-	// asyncExits counts exits of killed tasks that run on goroutines of
-	// their own and are neither finished nor waiting on another task.
-	asyncExits atomic.Int64
+	// async counts work that runs on goroutines of its own on behalf of
+	// a task and is neither finished nor waiting on another task: exits
+	// of killed tasks, group stops, and notifications of stops and
+	// continues to parents.
+	async atomic.Int64
 }
 
 // New creates a kernel whose root pid namespace holds init (pid 1), which
@@ -114,34 +117,25 @@ func (k *Kernel) RootNamespace() *PIDNamespace { return k.rootNS }
 
 // Quiesce waits until no exit of a killed task is still running: every
 // task that was sent a fatal signal has finished exiting or is blocked on
-// another task (a namespace init waiting for its namespace to empty). Calls
+// another task (a namespace init waiting for its namespace to empty), and
+// every stop or continue has taken effect and reached the parent. Calls
 // made concurrently may start new work; Quiesce is for callers that have
 // stopped issuing calls, such as the scenario runner between statements.
 func (k *Kernel) Quiesce() {
 	backoff := time.Microsecond
-	for k.asyncExits.Load() != 0 {
+	for k.async.Load() != 0 {
 		runtime.Gosched()
 		time.Sleep(backoff)
 		backoff = min(2*backoff, time.Millisecond)
 	}
 }
 
-// user returns the accounting object for uid, creating it on first use.
-func (k *Kernel) user(uid uint32) *User {
-	if u, ok := k.users.Load(uid); ok {
-		return u.(*User)
-	}
-	u, _ := k.users.LoadOrStore(uid, &User{uid: uid})
-	return u.(*User)
+// goAsync runs f on a goroutine of its own, counted by Quiesce from
+// before goAsync returns, so that Quiesce cannot miss it.
+func (k *Kernel) goAsync(f func()) {
+	k.async.Add(1)
+	go func() {
+		defer k.async.Add(-1)
+		f()
+	}()
 }
-
-// User is the per-uid accounting Linux keeps in user_struct/ucounts: the
-// number of tasks whose real uid it is, for RLIMIT_NPROC.
-type User struct {
-	uid   uint32
-	tasks atomic.Int64
-}
-
-// Tasks returns how many live tasks have this real uid (uid 0 is exempt
-// from RLIMIT_NPROC and is not counted).
-func (u *User) Tasks() int64 { return u.tasks.Load() }

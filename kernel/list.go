@@ -25,6 +25,18 @@ func (l *ilist[T]) pushBack(x *T, at func(*T) *link[T]) {
 	l.len++
 }
 
+func (l *ilist[T]) pushFront(x *T, at func(*T) *link[T]) {
+	n := at(x)
+	n.prev, n.next = nil, l.head
+	if l.head == nil {
+		l.tail = x
+	} else {
+		at(l.head).prev = x
+	}
+	l.head = x
+	l.len++
+}
+
 func (l *ilist[T]) remove(x *T, at func(*T) *link[T]) {
 	n := at(x)
 	if n.prev == nil {

@@ -12,9 +12,9 @@ import (
 type Session struct {
 	mu lockstat.Mutex
 	id *PID
-	// nrGroups counts the session's live process groups.
+	// groups are the session's live process groups.
 	// +checklocks:mu
-	nrGroups int
+	groups ilist[ProcessGroup]
 }
 
 // ProcessGroup is a process group. Its member list is guarded by its own
@@ -24,46 +24,76 @@ type ProcessGroup struct {
 	mu      lockstat.Mutex
 	id      *PID
 	session *Session
+	// serial orders group locks: a newer group's lock comes after an
+	// older one's.
+	serial uint64
+	// members are the processes of the group, the one that joined last
+	// first (Linux adds to the head of the pid's list, and walks
+	// visit members in that order).
 	// +checklocks:mu
 	members ilist[ThreadGroup]
 	// dead is set when the last member left; nobody may join afterwards.
 	// +checklocks:mu
 	dead bool
+	// sessionLink is guarded by the session's mu.
+	sessionLink link[ProcessGroup]
 }
 
-func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.pgrpLink }
+func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup]     { return &tg.pgrpLink }
+func sessionLinkOf(g *ProcessGroup) *link[ProcessGroup] { return &g.sessionLink }
 
-// pgrpSerial orders process-group locks: a newer group's lock comes after
-// an older one's.
+// pgrpSerial hands out process groups' serials.
 var pgrpSerial atomic.Uint64
 
-// newSession makes a session named by id, counting the one process group
-// its creator is about to make.
+// newSession makes a session named by id, holding the one process group
+// g its creator makes with it.
 //
-// +checklocksignore: s is unreachable until the caller publishes it, and
+// +checklocksignore: s is unreachable until the caller publishes g, and
 // locking it here would nest Session.mu inside the ProcessGroup.mu that
 // setsid holds, against the lock order.
 func newSession(id *PID) *Session {
-	s := &Session{id: id, nrGroups: 1}
+	s := &Session{id: id}
 	s.mu.Init(sessionClass, 0)
 	id.refs.Add(1)
 	id.session.Store(s)
 	return s
 }
 
+// newProcessGroup makes a group named by id in session s and publishes
+// it. The caller holds s.mu, or s is a new session nobody else can reach
+// yet; and it holds the lock of the group the first member leaves, which
+// serialises every creation of a group named by that member's pid.
+//
+// +checklocksignore: see above; checklocks cannot see which case holds.
 func newProcessGroup(id *PID, s *Session) *ProcessGroup {
-	g := &ProcessGroup{id: id, session: s}
-	g.mu.Init(pgrpClass, pgrpSerial.Add(1))
+	g := &ProcessGroup{id: id, session: s, serial: pgrpSerial.Add(1)}
+	g.mu.Init(pgrpClass, g.serial)
+	s.groups.pushBack(g, sessionLinkOf)
 	id.refs.Add(1)
 	id.pgrp.Store(g)
 	return g
 }
 
+// lockPgrpOf locks tg's current process group and returns it.
+//
+// +checklocksacquire:g.mu
+func (tg *ThreadGroup) lockPgrpOf() (g *ProcessGroup) {
+	for {
+		g = tg.pgrp.Load()
+		// Moves out of a group hold its lock, so tg stays in g while
+		// it is held.
+		g.mu.Lock()
+		if tg.pgrp.Load() == g {
+			return g
+		}
+		g.mu.Unlock()
+	}
+}
+
 // leavePgrp removes tg from its process group when the process is
 // released; an emptied group and session give up their pids.
 func (tg *ThreadGroup) leavePgrp() {
-	g := tg.pgrp.Load()
-	g.mu.Lock()
+	g := tg.lockPgrpOf()
 	g.members.remove(tg, pgrpLinkOf)
 	empty := g.members.len == 0
 	if empty {
@@ -79,9 +109,10 @@ func (tg *ThreadGroup) leavePgrp() {
 func (g *ProcessGroup) release() {
 	g.id.pgrp.CompareAndSwap(g, nil)
 	s := g.session
+	// The session's lock guards its group list.
 	s.mu.Lock()
-	s.nrGroups--
-	sessionGone := s.nrGroups == 0
+	s.groups.remove(g, sessionLinkOf)
+	sessionGone := s.groups.len == 0
 	s.mu.Unlock()
 	g.id.put()
 	if sessionGone {
@@ -129,45 +160,39 @@ func (t *Task) Getsid(pid int) (int, error) {
 	return p.tg.pgrp.Load().session.id.nrIn(t.tg.ns), nil
 }
 
-// Setsid is setsid(2): the caller's process becomes the leader of a new
-// session and of a new process group, both named by its pid. Errors:
-// EPERM if it already leads a process group (a group with its pid exists).
+// Setsid is setsid(2) (ksys_setsid): the caller's process becomes the
+// leader of a new session and of a new process group, both named by its
+// pid. Errors: EPERM if it already leads a session or a process group
+// with its pid exists.
 func (t *Task) Setsid() (int, error) {
 	if !t.alive() {
 		return 0, unix.ESRCH
 	}
 	tg := t.tg
 	id := tg.leader.Load().pid
-	for {
-		old := tg.pgrp.Load()
-		// The old group's lock serialises every move out of it, so the
-		// checks below and the move are atomic against another setsid
-		// or setpgid of this process.
-		old.mu.Lock()
-		if tg.pgrp.Load() != old {
-			old.mu.Unlock()
-			continue
-		}
-		if id.pgrp.Load() != nil || id.session.Load() != nil {
-			old.mu.Unlock()
-			return 0, unix.EPERM
-		}
-		g := newProcessGroup(id, newSession(id))
-		// The new group is newer, so its lock comes after the old one's.
-		g.mu.Lock()
-		old.members.remove(tg, pgrpLinkOf)
-		g.members.pushBack(tg, pgrpLinkOf)
-		tg.pgrp.Store(g)
-		oldEmpty := old.members.len == 0
-		if oldEmpty {
-			old.dead = true
-		}
-		g.mu.Unlock()
+	// The old group's lock serialises every move out of it and every
+	// creation of a group named by this process's pid, so the checks
+	// below and the move are atomic against another setsid or setpgid
+	// of this process.
+	old := tg.lockPgrpOf()
+	if id.pgrp.Load() != nil || id.session.Load() != nil {
 		old.mu.Unlock()
-		if oldEmpty {
-			old.release()
-		}
-		break
+		return 0, unix.EPERM
+	}
+	g := newProcessGroup(id, newSession(id))
+	// The new group is newer, so its lock comes after the old one's.
+	g.mu.Lock()
+	old.members.remove(tg, pgrpLinkOf)
+	g.members.pushFront(tg, pgrpLinkOf)
+	tg.pgrp.Store(g)
+	oldEmpty := old.members.len == 0
+	if oldEmpty {
+		old.dead = true
+	}
+	g.mu.Unlock()
+	old.mu.Unlock()
+	if oldEmpty {
+		old.release()
 	}
 	return id.nrIn(tg.ns), nil
 }

@@ -42,13 +42,7 @@ type drainWait struct {
 // asynchronous exit from before the caller returns so that
 // Kernel.Quiesce cannot miss it.
 func (w *drainWait) fire(k *Kernel) {
-	w.once.Do(func() {
-		k.asyncExits.Add(1)
-		go func() {
-			defer k.asyncExits.Add(-1)
-			w.then()
-		}()
-	})
+	w.once.Do(func() { k.goAsync(w.then) })
 }
 
 func newPIDNamespace(k *Kernel, parent *PIDNamespace, pidMax int) (*PIDNamespace, error) {

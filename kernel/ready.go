@@ -5,36 +5,59 @@ import (
 	"slices"
 )
 
-// readyQueue holds the children of one thread that have something to
-// report to wait, ordered by their place on that thread's children list.
-// Linux's do_wait scans the calling thread's children list first, then the
-// other threads' in thread order, and reports the first child that is
-// ready; keeping each thread's ready children in a heap by list position
-// finds that child without scanning the children that are not ready.
-type readyQueue []*ThreadGroup
+// childQueue holds children of one thread that have something to report
+// to wait, ordered by their place on that thread's children list. Linux's
+// do_wait scans the calling thread's children list first, then the other
+// threads' in thread order, and reports the first child that is ready;
+// keeping each thread's ready children in a heap by list position finds
+// that child without scanning the children that are not ready. A child
+// sits on a queue of each kind it has to report; I says which of its
+// index fields records its place.
+type childQueue[I queueIndex] []*ThreadGroup
 
-func (q readyQueue) Len() int           { return len(q) }
-func (q readyQueue) Less(i, j int) bool { return q[i].sibOrd < q[j].sibOrd }
-func (q readyQueue) Swap(i, j int) {
+// queueIndex picks a child's index field for one kind of queue.
+type queueIndex interface{ of(*ThreadGroup) *int }
+
+type zombieIndex struct{}
+
+func (zombieIndex) of(c *ThreadGroup) *int { return &c.readyIdx }
+
+type jobIndex struct{}
+
+func (jobIndex) of(c *ThreadGroup) *int { return &c.jobIdx }
+
+// readyQueue holds zombies; jobQueue holds children with a stop or a
+// continue to report.
+type (
+	readyQueue = childQueue[zombieIndex]
+	jobQueue   = childQueue[jobIndex]
+)
+
+func (q childQueue[I]) Len() int           { return len(q) }
+func (q childQueue[I]) Less(i, j int) bool { return q[i].sibOrd < q[j].sibOrd }
+func (q childQueue[I]) Swap(i, j int) {
+	var ix I
 	q[i], q[j] = q[j], q[i]
-	q[i].readyIdx, q[j].readyIdx = i, j
+	*ix.of(q[i]), *ix.of(q[j]) = i, j
 }
-func (q *readyQueue) Push(x any) {
+func (q *childQueue[I]) Push(x any) {
+	var ix I
 	c := x.(*ThreadGroup)
-	c.readyIdx = len(*q)
+	*ix.of(c) = len(*q)
 	*q = append(*q, c)
 }
-func (q *readyQueue) Pop() any {
+func (q *childQueue[I]) Pop() any {
+	var ix I
 	old := *q
 	c := old[len(old)-1]
 	old[len(old)-1] = nil
 	*q = old[:len(old)-1]
-	c.readyIdx = -1
+	*ix.of(c) = -1
 	return c
 }
 
 // first returns the ready child earliest on the children list, or nil.
-func (q readyQueue) first() *ThreadGroup {
+func (q childQueue[I]) first() *ThreadGroup {
 	if len(q) == 0 {
 		return nil
 	}
@@ -42,7 +65,7 @@ func (q readyQueue) first() *ThreadGroup {
 }
 
 // inOrder returns the queue's children in children-list order.
-func (q readyQueue) inOrder() []*ThreadGroup {
+func (q childQueue[I]) inOrder() []*ThreadGroup {
 	s := slices.Clone([]*ThreadGroup(q))
 	slices.SortFunc(s, func(a, b *ThreadGroup) int {
 		switch {
@@ -86,6 +109,37 @@ func (ptg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
 func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
 	heap.Remove(ptg.readyQueueOf(c), c.readyIdx)
 	ptg.nrZombies[waitClass(c.exitSignal)]--
+}
+
+// jobQueueOf returns the job queue of c's parent thread for c's wait
+// class.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process.
+//
+// +checklocks:ptg.mu
+// +checklocksignore: as for readyQueueOf.
+func (ptg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+	return &c.parent.Load().jobs[waitClass(c.exitSignal)]
+}
+
+// markJobLocked queues a child with a stop or continue to report.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process; c is not on
+// a job queue.
+//
+// +checklocks:ptg.mu
+func (ptg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(ptg.jobQueueOf(c), c) }
+
+// unmarkJobLocked takes a child off its parent thread's job queue, if it
+// is on it.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process.
+//
+// +checklocks:ptg.mu
+func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+	if c.jobIdx >= 0 {
+		heap.Remove(ptg.jobQueueOf(c), c.jobIdx)
+	}
 }
 
 // adoptLocked makes thread p of ptg the parent of c, at the end of p's

@@ -55,11 +55,12 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 func (father *Task) adoptByNewReaper() (zombie bool) {
 	tg := father.tg
 	var moved, dead []*ThreadGroup
-	autoreap := false
+	autoreap, across := false, false
 	if reaper, rtg := father.lockNewReaper(); rtg == tg {
 		moved = tg.moveChildrenWithinLocked(father, reaper)
 		tg.mu.Unlock()
 	} else {
+		across = true
 		moved, dead = moveChildrenAcrossLocked(father, reaper)
 		if father == tg.leader.Load() && tg.isChildOf(rtg) {
 			zombie = true
@@ -69,6 +70,13 @@ func (father *Task) adoptByNewReaper() (zombie bool) {
 		rtg.mu.Unlock()
 	}
 	deliverPdeathSignals(father, moved)
+	if across {
+		// reparent_leader: each child's group may have lost its last
+		// link to the rest of the session.
+		for _, c := range moved {
+			killOrphanedPgrp(c, tg, nil)
+		}
+	}
 	for _, c := range dead {
 		c.release()
 	}
@@ -151,13 +159,17 @@ func (tg *ThreadGroup) childrenOfLocked(father *Task) []*ThreadGroup {
 func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadGroup {
 	moved := tg.childrenOfLocked(father)
 	for _, c := range moved {
-		zombie := c.readyIdx >= 0
+		zombie, job := c.readyIdx >= 0, c.jobIdx >= 0
 		if zombie {
 			tg.unmarkReadyLocked(c)
 		}
+		tg.unmarkJobLocked(c)
 		tg.adoptLocked(c, reaper)
 		if zombie {
 			tg.markReadyLocked(c)
+		}
+		if job {
+			tg.markJobLocked(c)
 		}
 	}
 	father.childrenClosed.Store(true)
@@ -177,9 +189,14 @@ func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadG
 func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup) {
 	from, to := father.tg, reaper.tg
 	moved = from.childrenOfLocked(father)
+	var jobs []*ThreadGroup
 	for _, c := range moved {
 		if c.exitState.Load() == procZombie {
 			from.unmarkReadyLocked(c)
+		}
+		if c.jobIdx >= 0 {
+			from.unmarkJobLocked(c)
+			jobs = append(jobs, c)
 		}
 		from.nrChildren[waitClass(c.exitSignal)]--
 		from.children.remove(c, siblingLinkOf)
@@ -192,6 +209,9 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 		}
 	}
 	father.childrenClosed.Store(true)
+	for _, c := range jobs {
+		to.markJobLocked(c) // the new parent may report the stop or continue
+	}
 	for _, c := range moved {
 		if c.exitState.Load() == procZombie && c.notifyParentLocked(to) {
 			dead = append(dead, c)
@@ -203,6 +223,7 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 // deliverPdeathSignals sends each moved child's threads' parent-death
 // signals, as the exiting father (B9), with kill's permission check.
 func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
+	var b exitBatch
 	for _, c := range moved {
 		var sigs []int
 		// The child's lock guards its thread list.
@@ -213,10 +234,11 @@ func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
 			}
 		}
 		for _, sig := range sigs {
-			c.sendSignalLocked(sig, father.pid.nrIn(c.ns) == 0)
+			c.sendSignalLocked(sig, father.forcesOn(c), &b)
 		}
 		c.mu.Unlock()
 	}
+	b.run(father.k)
 }
 
 // zapPIDNamespace is zap_pid_ns_processes, run by a namespace init's last
@@ -245,6 +267,7 @@ func (father *Task) zapPIDNamespace() {
 	}
 	// Allocation is disabled, so this walk sees every task that can still
 	// come to exist: one not yet published is doomed and its clone fails.
+	var b exitBatch
 	ns.alloc.Range(func(_ int, p *PID) bool {
 		t := p.task.Load()
 		// An embryo's fields are still being written: decide on its state
@@ -252,9 +275,10 @@ func (father *Task) zapPIDNamespace() {
 		if t == nil || t.state.CompareAndSwap(taskEmbryo, taskDoomed) || t.state.Load() == taskDoomed || t.tg == tg {
 			return true
 		}
-		signalFromTask(father, t.tg, int(unix.SIGKILL))
+		signalFromTask(father, t.tg, int(unix.SIGKILL), &b)
 		return true
 	})
+	b.run(tg.k)
 	threshold := 1
 	if father != tg.leader.Load() {
 		threshold = 2

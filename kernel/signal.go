@@ -120,17 +120,28 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 }
 
 // sendSignalLocked delivers sig to the process tg (__send_signal_locked
-// for PIDTYPE_TGID). force is set for a sender in an ancestor pid
-// namespace, which may kill a namespace init with SIGKILL. A handled
-// signal has no effect the model can observe; a fatal one makes the whole
-// group exit; stop signals are not modelled and are discarded.
+// for PIDTYPE_TGID, with prepare_signal and complete_signal). force is set
+// for a sender in an ancestor pid namespace, which may kill or stop a
+// namespace init with SIGKILL or SIGSTOP, and for signals the kernel
+// generates. SIGCONT continues a stopped process whatever its disposition;
+// a handled signal has no effect the model can observe; a default-action
+// stop signal stops the process soon after (stop.go); a fatal one makes
+// the whole group exit, or waits until a stopped process is continued.
+//
+// A fatal signal's exits run on a goroutine of their own, or, when b is
+// not nil, are added to b, whose exits run in order once the caller has
+// signalled every process it means to (one step that kills several
+// processes has them exit in a fixed order, as the reference model does).
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) sendSignalLocked(sig int, force bool) {
-	if !validSignal(sig) {
-		return
+func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
+	if !validSignal(sig) || tg.groupExiting || tg.liveThreads == 0 {
+		return // prepare_signal: a dying process drops what it is sent
+	}
+	if sig == int(unix.SIGCONT) {
+		tg.continueLocked(b)
 	}
 	act := tg.sighand.action(sig)
 	if sigKernelOnly(sig) {
@@ -141,36 +152,82 @@ func (tg *ThreadGroup) sendSignalLocked(sig int, force bool) {
 		return // sig_task_ignored: inits ignore what they do not handle
 	case act.Handler != SigDfl:
 		return
-	case sigDefaultIgnored(sig), sigDefaultStops(sig):
+	case sigDefaultIgnored(sig):
+		return
+	case sigDefaultStops(sig):
+		tg.queueStopLocked(sig)
+		return
+	case tg.stopped && sig != int(unix.SIGKILL):
+		tg.pendingSigs |= sigBit(sig) // wants_signal: a stopped process takes it when continued
 		return
 	}
+	tg.killLocked(tg.fatalStatus(sig), b)
+}
+
+// sendThreadSignalLocked delivers sig to thread t of tg (PIDTYPE_PID, as
+// tgkill does). A thread already exiting never dequeues it, so only
+// SIGCONT's side effect on the whole process remains (complete_signal
+// does not pass a thread-directed signal to another thread).
+//
+// Preconditions: tg.mu is held; t is a thread of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
+	if t.state.Load() == taskRunning {
+		tg.sendSignalLocked(sig, force, nil)
+		return
+	}
+	if sig == int(unix.SIGCONT) && !tg.groupExiting && tg.liveThreads > 0 {
+		tg.continueLocked(nil)
+	}
+}
+
+func sigBit(sig int) uint64 { return 1 << uint(sig-1) }
+
+// fatalStatus is the wait status of a death by sig: with the core bit for
+// a signal that dumps core when RLIMIT_CORE allows a core file.
+func (tg *ThreadGroup) fatalStatus(sig int) int32 {
 	status := int32(sig)
 	if sigDefaultCoredumps(sig) && tg.rlimits.Load()[unix.RLIMIT_CORE].Cur != 0 {
 		status |= 0x80
 	}
-	tg.killLocked(status)
+	return status
 }
 
 // killLocked starts a group exit with status (a fatal signal's
 // complete_signal): every live thread is marked exiting at once, and their
-// exits run on a goroutine of their own, counted by Kernel.Quiesce.
+// exits run on a goroutine of their own, counted by Kernel.Quiesce, or
+// join b. The job-control state goes with it (signal->flags =
+// SIGNAL_GROUP_EXIT).
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) killLocked(status int32) {
+func (tg *ThreadGroup) killLocked(status int32, b *exitBatch) {
 	if tg.groupExiting || tg.liveThreads == 0 {
 		return
 	}
 	tg.groupExiting = true
 	tg.groupExitCode = status
+	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
+	if b != nil {
+		*b = append(*b, victims...)
+		return
+	}
 	k := tg.k
-	k.asyncExits.Add(1)
-	go func() {
-		defer k.asyncExits.Add(-1)
-		k.finishExits(victims)
-	}()
+	k.goAsync(func() { k.finishExits(victims) })
+}
+
+// exitBatch collects the threads that the fatal signals of one step mark
+// as exiting.
+type exitBatch []*Task
+
+// run runs the batch's exits, in order, on a goroutine of their own.
+func (b *exitBatch) run(k *Kernel) {
+	if victims := *b; len(victims) > 0 {
+		k.goAsync(func() { k.finishExits(victims) })
+	}
 }
 
 // killPermitted is check_kill_permission for a signal a task sends: within
@@ -193,10 +250,14 @@ func killPermitted(sender, target *Task, sig int) bool {
 // signalFromTask delivers sig from sender to the process tg, taking tg's
 // lock; force follows the sender's namespace (an ancestor namespace's
 // sender may kill an init).
-func signalFromTask(sender *Task, tg *ThreadGroup, sig int) {
-	force := sender == nil || sender.pid.nrIn(tg.ns) == 0
+func signalFromTask(sender *Task, tg *ThreadGroup, sig int, b *exitBatch) {
 	// The target's lock orders the delivery against its exit and clone.
 	tg.mu.Lock()
-	tg.sendSignalLocked(sig, force)
+	tg.sendSignalLocked(sig, sender.forcesOn(tg), b)
 	tg.mu.Unlock()
 }
+
+// forcesOn reports whether a signal sender sends to tg is forced: the
+// sender is invisible in tg's namespace, so it lives in an ancestor one
+// (send_signal_locked's SEND_SIG_NOINFO case).
+func (sender *Task) forcesOn(tg *ThreadGroup) bool { return sender.pid.nrIn(tg.ns) == 0 }

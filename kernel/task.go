@@ -56,10 +56,13 @@ type Task struct {
 	// its children list.
 	// +checklocks:tg.mu
 	childSeq uint64
-	// ready holds, per wait class, this thread's children that wait can
-	// report, in children-list order.
+	// ready holds, per wait class, this thread's zombie children that
+	// wait can report, in children-list order; jobs those with a stop or
+	// a continue to report.
 	// +checklocks:tg.mu
 	ready [2]readyQueue
+	// +checklocks:tg.mu
+	jobs [2]jobQueue
 	// childrenClosed is set, under tg.mu, when this thread's exit has
 	// handed its children to a reaper; nothing may be adopted by it
 	// afterwards.
@@ -75,6 +78,10 @@ type Task struct {
 	// +checklocks:tg.mu
 	dying chan struct{}
 
+	// groupDead is set on the thread whose exit ended its process (the
+	// last live thread: group_dead in do_exit).
+	groupDead atomic.Bool
+
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn atomic.Pointer[sleep]
 
@@ -89,9 +96,15 @@ type Task struct {
 	// nsForChildren is the pid namespace new children are created in:
 	// the task's own, or the one made by unshare(CLONE_NEWPID).
 	nsForChildren atomic.Pointer[PIDNamespace]
-	// user is the accounting object of the real uid this task is charged
-	// to for RLIMIT_NPROC; nil for uid 0, which is not counted.
+	// user is the User of the task's real uid: the task is on its member
+	// list and charged to it for RLIMIT_NPROC. It changes only under
+	// that user's and the next one's locks.
 	user atomic.Pointer[User]
+	// userLink is guarded by the user's mu, through its member list.
+	userLink link[Task]
+	// serial orders the task among all tasks by creation (the root pid
+	// level's allocation sequence): Linux's task list order.
+	serial uint64
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
@@ -137,6 +150,28 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	leaderNotifyClaimed bool
 
+	// Job control (signal->flags, group_exit_code and the pending stop
+	// signals of Linux's signal_struct). stopped is SIGNAL_STOP_STOPPED;
+	// stopCode the stop signal wait may still report (0 once reported);
+	// continued is SIGNAL_STOP_CONTINUED, a continue wait may still
+	// report. stopPending holds default-action stop signals not yet acted
+	// on, pendingSigs fatal signals that arrived while stopped; both are
+	// bit sets, bit sig-1.
+	// +checklocks:mu
+	stopped bool
+	// +checklocks:mu
+	stopCode int32
+	// +checklocks:mu
+	continued bool
+	// +checklocks:mu
+	stopPending uint64
+	// +checklocks:mu
+	pendingSigs uint64
+	// resumeCh, when not nil, is closed once the process is neither
+	// stopped nor about to stop; calls of its threads sleep on it.
+	// +checklocks:mu
+	resumeCh chan struct{}
+
 	// children are the children of all the process's threads; each
 	// child's parent field says which thread it belongs to.
 	// +checklocks:mu
@@ -177,6 +212,8 @@ type ThreadGroup struct {
 	// list; readyIdx its index on that thread's ready queue, -1 if none.
 	sibOrd   uint64
 	readyIdx int
+	// jobIdx is the index on the parent thread's job queue, -1 if none.
+	jobIdx int
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink link[ThreadGroup]
 }

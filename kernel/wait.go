@@ -112,7 +112,25 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			tg.mu.Unlock()
 			return WaitResult{}, unix.EINTR
 		}
-		if c := t.findReadyLocked(sel, opts); c != nil {
+		if resume := tg.stopWaitLocked(); resume != nil {
+			// A stopped process makes no progress until continued.
+			dying := t.dyingChanLocked()
+			tg.mu.Unlock()
+			if err := t.sleepOn(ctx, resume, dying); err != nil {
+				return WaitResult{}, err
+			}
+			continue
+		}
+		c, exited := t.findReadyLocked(sel, opts)
+		if c != nil && !exited {
+			res, ok := t.reportJobLocked(c, opts)
+			tg.mu.Unlock()
+			if !ok {
+				continue // the event went away meanwhile: look again
+			}
+			return res, nil
+		}
+		if c != nil {
 			res := t.reportLocked(c)
 			claimed := opts&unix.WNOWAIT == 0
 			if claimed {
@@ -136,18 +154,24 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		wake, dying := tg.waitChanLocked(), t.dyingChanLocked()
 		tg.mu.Unlock()
-		t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
-		select {
-		case <-wake:
-			t.sleepingOn.Store(nil)
-		case <-dying:
-			t.sleepingOn.Store(nil)
-			return WaitResult{}, unix.EINTR
-		case <-ctx.Done():
-			t.sleepingOn.Store(nil)
-			return WaitResult{}, unix.EINTR
+		if err := t.sleepOn(ctx, wake, dying); err != nil {
+			return WaitResult{}, err
 		}
 	}
+}
+
+// sleepOn blocks until wake is closed (nil), or the task is killed or ctx
+// is done (EINTR).
+func (t *Task) sleepOn(ctx context.Context, wake, dying <-chan struct{}) error {
+	t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
+	defer t.sleepingOn.Store(nil)
+	select {
+	case <-wake:
+		return nil
+	case <-dying:
+	case <-ctx.Done():
+	}
+	return unix.EINTR
 }
 
 // exists is pid_has_task for the selector's pid type.
@@ -191,7 +215,8 @@ func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
 	return c.leader.Load().pid == sel.pid
 }
 
-// findReadyLocked returns the ready child do_wait would report: the first
+// findReadyLocked returns the child do_wait would report and whether it
+// is a zombie (otherwise it has a stop or a continue to report): the first
 // on the caller's own children list, else on the next thread's, in thread
 // order (only the caller's with __WNOTHREAD). A wait for one pid looks at
 // that child only.
@@ -199,43 +224,56 @@ func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) findReadyLocked(sel waitSelector, opts int) *ThreadGroup {
+func (t *Task) findReadyLocked(sel waitSelector, opts int) (*ThreadGroup, bool) {
 	tg := t.tg
-	if opts&unix.WEXITED == 0 {
-		return nil
-	}
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.publishedTask()
-		if c == nil || c.tg.exitState.Load() != procZombie || !c.tg.isChildOf(tg) ||
-			!t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
-			return nil
+		if c == nil || !c.tg.isChildOf(tg) || !t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
+			return nil, false
 		}
-		return c.tg
+		if c.tg.exitState.Load() == procZombie {
+			if opts&unix.WEXITED == 0 {
+				return nil, false
+			}
+			return c.tg, true
+		}
+		if c.tg.jobIdx >= 0 && tg.jobMatchesLocked(c.tg, opts) {
+			return c.tg, false
+		}
+		return nil, false
 	}
 	for th := t; ; {
-		if c := t.firstReadyOfThreadLocked(th, sel, opts); c != nil {
-			return c
+		z := t.firstReadyOfThreadLocked(th, sel, opts)
+		j := t.firstJobOfThreadLocked(th, sel, opts)
+		switch {
+		case z != nil && (j == nil || z.sibOrd < j.sibOrd):
+			return z, true
+		case j != nil:
+			return j, false
 		}
 		if opts&unix.WNOTHREAD != 0 {
-			return nil
+			return nil, false
 		}
 		if th = th.threadLink.next; th == nil {
 			th = tg.threads.head
 		}
 		if th == t {
-			return nil
+			return nil, false
 		}
 	}
 }
 
-// firstReadyOfThreadLocked returns the ready child of thread th that comes
-// first on th's children list and matches the wait.
+// firstReadyOfThreadLocked returns the zombie child of thread th that
+// comes first on th's children list and matches the wait.
 //
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
 // +checklocksignore: th.tg is t.tg, which checklocks cannot see.
 func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
+	if opts&unix.WEXITED == 0 {
+		return nil
+	}
 	var best *ThreadGroup
 	for _, class := range classes(opts) {
 		c := th.ready[class].first()
@@ -253,6 +291,89 @@ func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *T
 		}
 	}
 	return best
+}
+
+// firstJobOfThreadLocked returns the child of thread th with a stop or a
+// continue the wait asks for that comes first on th's children list.
+// Children left on the queue with nothing to report any more (their
+// process began a group exit) are taken off it.
+//
+// Preconditions: t.tg.mu is held; th is a thread of t.tg.
+//
+// +checklocks:t.tg.mu
+// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
+func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
+	if opts&(unix.WUNTRACED|unix.WCONTINUED) == 0 {
+		return nil
+	}
+	var best *ThreadGroup
+	for _, class := range classes(opts) {
+		for _, c := range th.jobs[class].inOrder() {
+			if best != nil && c.sibOrd > best.sibOrd {
+				break
+			}
+			if t.eligibleLocked(c, sel, opts) && t.tg.jobMatchesLocked(c, opts) {
+				best = c
+				break
+			}
+		}
+	}
+	return best
+}
+
+// jobMatchesLocked reports whether child c has a stop (WUNTRACED) or a
+// continue (WCONTINUED) to report that opts asks for (wait_task_stopped,
+// wait_task_continued); a child with neither is taken off the job queue.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process; c is queued.
+//
+// +checklocks:ptg.mu
+func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
+	// The child's lock, after its parent's, guards its job-control
+	// state.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.hasJobEventLocked() {
+		ptg.unmarkJobLocked(c)
+		return false
+	}
+	return (opts&unix.WUNTRACED != 0 && c.stopped && c.stopCode != 0) ||
+		(opts&unix.WCONTINUED != 0 && c.continued)
+}
+
+// reportJobLocked reports child c's stop or continue, and consumes it
+// unless WNOWAIT. It returns false if the event went away since
+// findReadyLocked saw it.
+//
+// Preconditions: t.tg.mu is held; c is a queued child of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) reportJobLocked(c *ThreadGroup, opts int) (WaitResult, bool) {
+	leader := c.leader.Load()
+	res := WaitResult{Pid: leader.pid.nrIn(t.tg.ns), Task: leader}
+	// As in jobMatchesLocked.
+	c.mu.Lock()
+	consume := opts&unix.WNOWAIT == 0
+	switch {
+	case opts&unix.WUNTRACED != 0 && c.stopped && c.stopCode != 0:
+		res.Status, res.Code = unix.WaitStatus(c.stopCode<<8|0x7f), CLDStopped
+		if consume {
+			c.stopCode = 0
+		}
+	case opts&unix.WCONTINUED != 0 && c.continued:
+		res.Status, res.Code = 0xffff, CLDContinued
+		if consume {
+			c.continued = false
+		}
+	default:
+		c.mu.Unlock()
+		return WaitResult{}, false
+	}
+	if !c.hasJobEventLocked() {
+		t.tg.unmarkJobLocked(c)
+	}
+	c.mu.Unlock()
+	return res, true
 }
 
 // isChildOf reports whether ptg is tg's parent process. The root init has

@@ -59,7 +59,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		return 0, 0, err
 	}
 
-	t := &task{pid: p, creds: creds}
+	t := &task{pid: p, creds: creds, nice: cur.nice, serial: m.next()}
 	p.task = t
 	if has(unix.CLONE_THREAD) {
 		t.proc = pr
@@ -67,7 +67,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		pr.live++
 	} else {
 		np := &process{leader: t, threads: []*task{t}, ns: ns, live: 1, rlim: pr.rlim,
-			pgrp: pr.pgrp, sess: pr.sess}
+			pgrp: pr.pgrp, sess: pr.sess, joined: m.next()}
 		t.proc = np
 		if has(unix.CLONE_SIGHAND) {
 			np.sighand = pr.sighand
@@ -289,6 +289,7 @@ func (m *Model) Setsid(tid int) (int, error) {
 	pr.sess.sesses--
 	oldG, oldS := pr.pgrp, pr.sess
 	pr.pgrp, pr.sess = id, id
+	pr.joined = m.next()
 	id.pgrps++
 	id.sesses++
 	m.putPID(oldG)

@@ -39,6 +39,7 @@ func (m *Model) ExitGroup(tid, code int) error {
 	if len(pr.threads) > 1 {
 		pr.groupExit, pr.groupCode = true, status
 	}
+	endJobControl(pr)
 	m.beginExit(t, status)
 	for _, o := range pr.threads {
 		if o.state == running {
@@ -59,6 +60,7 @@ func (m *Model) beginExit(t *task, status int) {
 	pr := t.proc
 	pr.live--
 	if pr.live == 0 {
+		t.dead = true
 		pr.exitStatus = status
 		if pr.groupExit {
 			pr.exitStatus = pr.groupCode
@@ -70,6 +72,12 @@ func (m *Model) beginExit(t *task, status int) {
 // namespace inits' exits whose namespace has emptied, until none is left.
 func (m *Model) settle() {
 	for {
+		if len(m.stoppers) > 0 {
+			pr := m.stoppers[0]
+			m.stoppers = m.stoppers[1:]
+			m.doSignalStop(pr)
+			continue
+		}
 		if len(m.queue) > 0 {
 			t := m.queue[0]
 			m.queue = m.queue[1:]
@@ -114,11 +122,21 @@ func (m *Model) exitNotify(father *task) {
 		} else {
 			m.hits["zap"]++
 			m.zap(father)
+			m.orphanCheckOnExit(father)
 			return
 		}
 	}
 	m.reparentChildren(father)
+	m.orphanCheckOnExit(father)
 	m.becomeZombie(father)
+}
+
+// orphanCheckOnExit is exit_notify's kill_orphaned_pgrp(leader, NULL),
+// when father's exit ended its process.
+func (m *Model) orphanCheckOnExit(father *task) {
+	if pr := father.proc; father.dead && pr.parent != nil {
+		m.killOrphanedPgrp(pr, pr.parent.proc, pr)
+	}
 }
 
 // findAliveThread is find_alive_thread: the first thread not exiting.
@@ -180,10 +198,16 @@ func (m *Model) reparentChildren(father *task) {
 			}
 		}
 	}
-	reaper.children = append(reaper.children, father.children...)
+	moved := father.children
+	reaper.children = append(reaper.children, moved...)
 	father.children = nil
 	for _, c := range dead {
 		m.release(c.leader)
+	}
+	if reaper.proc != father.proc {
+		for _, c := range moved {
+			m.killOrphanedPgrp(c, father.proc, nil) // reparent_leader
+		}
 	}
 }
 
@@ -278,11 +302,14 @@ func (m *Model) release(t *task) {
 
 // sendSignal delivers sig to the process pr (prepare_signal and
 // complete_signal, for the dispositions the model has). force is set for
-// a sender in an ancestor namespace, which may kill a namespace init with
-// SIGKILL.
+// a sender in an ancestor namespace, which may kill or stop a namespace
+// init with SIGKILL or SIGSTOP, and for signals the kernel generates.
 func (m *Model) sendSignal(pr *process, sig int, force bool) {
 	if sig < 1 || sig > nSig || pr.groupExit || pr.live == 0 {
 		return
+	}
+	if sig == int(unix.SIGCONT) {
+		m.cont(pr)
 	}
 	act := pr.sighand.act[sig]
 	kernelOnly := sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP)
@@ -299,8 +326,26 @@ func (m *Model) sendSignal(pr *process, sig int, force bool) {
 	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH, unix.SIGCONT:
 		return // ignored by default
 	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
-		return // job control is not modelled
+		// Acted on once the call is over (settle), as the target acts
+		// on it when it next runs; a stopped process leaves it pending
+		// until SIGCONT flushes it.
+		if !pr.stopped {
+			if pr.stopPending == 0 {
+				m.stoppers = append(m.stoppers, pr)
+			}
+			pr.stopPending |= 1 << (sig - 1)
+		}
+		return
 	}
+	if pr.stopped && sig != int(unix.SIGKILL) {
+		pr.pendingSigs |= 1 << (sig - 1) // taken when continued
+		return
+	}
+	m.kill(pr, sig)
+}
+
+// kill starts the group exit of a fatal signal.
+func (m *Model) kill(pr *process, sig int) {
 	status := sig
 	switch unix.Signal(sig) {
 	case unix.SIGQUIT, unix.SIGILL, unix.SIGTRAP, unix.SIGABRT, unix.SIGBUS, unix.SIGFPE,
@@ -309,9 +354,9 @@ func (m *Model) sendSignal(pr *process, sig int, force bool) {
 			status |= 0x80
 		}
 	}
-	// A fatal signal: the whole group exits with it.
 	m.hits["killed by "+unix.SignalName(unix.Signal(sig))]++
 	pr.groupExit, pr.groupCode = true, status
+	endJobControl(pr)
 	for _, t := range pr.threads {
 		if t.state == running {
 			m.beginExit(t, sig)

@@ -149,6 +149,9 @@ type task struct {
 	children []*process // this thread's children list, in list order
 	pdeath   int
 	creds    Creds
+	nice     int
+	serial   int  // creation order: Linux's task list order
+	dead     bool // its exit took signal->live to zero (group_dead)
 }
 
 // process is a thread group (signal_struct plus the leader's parent-side
@@ -171,6 +174,15 @@ type process struct {
 	exitStatus int // what wait reports, fixed by the last thread to exit
 	pgrp, sess *pid
 	zapping    *task // the init thread waiting in zap_pid_ns_processes
+	joined     int   // when it joined its process group: walks visit the latest first
+	// Job control: SIGNAL_STOP_STOPPED, the stop signal wait may still
+	// report (0 once reported), SIGNAL_STOP_CONTINUED, stop signals not
+	// yet acted on and fatal signals taken while stopped (bit sig-1).
+	stopped     bool
+	stopCode    int
+	continued   bool
+	stopPending uint64
+	pendingSigs uint64
 }
 
 // Model is the whole system.
@@ -183,6 +195,8 @@ type Model struct {
 	nproc    map[uint32]int // RLIMIT_NPROC count per real uid (uid 0 not counted)
 	nthreads int            // tasks not yet released
 	queue    []*task        // killed threads whose exit has yet to run
+	stoppers []*process     // processes with stop signals yet to act on
+	seq      int            // hands out task serials and group join times
 	zappers  []*process     // namespace inits waiting for their namespace to empty
 	// hits counts how often each notable rule fired, so that a test can
 	// report what its runs exercised.
@@ -202,9 +216,9 @@ func New(cfg Config) *Model {
 	m := &Model{cfg: cfg, tasks: map[int]*task{}, nproc: map[uint32]int{}, hits: map[string]int{}}
 	m.root = m.newNamespace(nil, cfg.PIDMax)
 	p, _ := m.allocPID(m.root)
-	t := &task{pid: p, creds: Creds{CapEffective: allCaps, CapPermitted: allCaps}}
+	t := &task{pid: p, creds: Creds{CapEffective: allCaps, CapPermitted: allCaps}, serial: m.next()}
 	pr := &process{leader: t, threads: []*task{t}, ns: m.root, sighand: &sighand{},
-		rlim: defaultRLimits(), unkillable: true, live: 1, pgrp: p, sess: p}
+		rlim: defaultRLimits(), unkillable: true, live: 1, pgrp: p, sess: p, joined: m.next()}
 	p.pgrps, p.sesses = 1, 1
 	t.proc = pr
 	p.task = t
@@ -308,6 +322,12 @@ func (ns *namespace) lookup(nr int) *task {
 	return nil
 }
 
+// next returns the next value of the model's sequence counter.
+func (m *Model) next() int {
+	m.seq++
+	return m.seq
+}
+
 func (m *Model) task(tid int) *task {
 	return m.tasks[tid]
 }
@@ -331,6 +351,8 @@ type TaskInfo struct {
 	IsLeader   bool
 	Subreaper  bool
 	ExitSignal int // the process's exit signal
+	Nice       int
+	Stopped    bool // the process is stopped or about to stop
 }
 
 // Tasks returns the root tids of every findable task (running, exiting or
@@ -369,7 +391,7 @@ func (m *Model) Info(tid int) (TaskInfo, bool) {
 		Getpid: pr.leader.pid.nrIn(ns), Gettid: t.pid.nrIn(ns),
 		Getpgrp: pr.pgrp.nrIn(ns), Getsid: pr.sess.nrIn(ns), Pdeath: t.pdeath,
 		UID: t.creds.UID, EUID: t.creds.EUID, IsLeader: pr.leader == t, Subreaper: pr.isSub,
-		ExitSignal: pr.exitSignal,
+		ExitSignal: pr.exitSignal, Nice: t.nice, Stopped: pr.stopped || pr.stopPending != 0,
 	}
 	if p := pr.parent; p != nil {
 		in.ParentTid = p.pid.nrs[0]

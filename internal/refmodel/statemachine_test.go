@@ -42,9 +42,16 @@ func newMachine(t *rapid.T) *machine {
 // apply runs f on the model.
 func (mt *machine) apply(f func(*Model)) { f(mt.m) }
 
-// actor picks a running task.
+// actor picks a running task whose process is not stopped: a stopped
+// task makes no calls.
 func (mt *machine) actor(t *rapid.T) (int, *kernel.Task) {
-	tid := rapid.SampledFrom(mt.m.Running()).Draw(t, "actor")
+	var tids []int
+	for _, tid := range mt.m.Running() {
+		if in, _ := mt.m.Info(tid); !in.Stopped {
+			tids = append(tids, tid)
+		}
+	}
+	tid := rapid.SampledFrom(tids).Draw(t, "actor")
 	return tid, mt.kt[tid]
 }
 
@@ -330,6 +337,105 @@ func (mt *machine) Setsid(t *rapid.T) {
 	}
 }
 
+// Setpgid moves a process between process groups.
+func (mt *machine) Setpgid(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	pid, pgid := 0, 0
+	if rapid.Bool().Draw(t, "otherpid") {
+		pid = mt.somePid(t, kt)
+	}
+	switch rapid.IntRange(0, 3).Draw(t, "pgidkind") {
+	case 0:
+		pgid = mt.somePid(t, kt)
+	case 1:
+		pgid = -1
+	}
+	kerr := kt.Setpgid(pid, pgid)
+	var rerr error
+	mt.apply(func(m *Model) { rerr = m.Setpgid(tid, pid, pgid) })
+	mt.checkErr(fmt.Sprintf("setpgid(%d, %d, %d)", tid, pid, pgid), kerr, rerr)
+}
+
+// prioArgs draws a which and a who for get/setpriority.
+func (mt *machine) prioArgs(t *rapid.T, kt *kernel.Task) (int, int) {
+	which := rapid.SampledFrom([]int{unix.PRIO_PROCESS, unix.PRIO_PGRP, unix.PRIO_USER, 3}).Draw(t, "which")
+	who := 0
+	if rapid.Bool().Draw(t, "whoset") {
+		if which == unix.PRIO_USER {
+			who = rapid.SampledFrom(ids).Draw(t, "uid")
+		} else {
+			who = mt.somePid(t, kt)
+		}
+	}
+	return which, who
+}
+
+// Getpriority reads priorities.
+func (mt *machine) Getpriority(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	which, who := mt.prioArgs(t, kt)
+	kv, kerr := kt.Getpriority(which, who)
+	var rv int
+	var rerr error
+	mt.apply(func(m *Model) { rv, rerr = m.Getpriority(tid, which, who) })
+	mt.checkErr(fmt.Sprintf("getpriority(%d, %d, %d)", tid, which, who), kerr, rerr)
+	if kv != rv {
+		t.Fatalf("getpriority(%d, %d, %d): kernel %d, model %d", tid, which, who, kv, rv)
+	}
+}
+
+// Setpriority changes priorities.
+func (mt *machine) Setpriority(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	which, who := mt.prioArgs(t, kt)
+	nice := rapid.SampledFrom([]int{-30, -5, 0, 3, 10, 19, 40}).Draw(t, "nice")
+	kerr := kt.Setpriority(which, who, nice)
+	var rerr error
+	mt.apply(func(m *Model) { rerr = m.Setpriority(tid, which, who, nice) })
+	mt.checkErr(fmt.Sprintf("setpriority(%d, %d, %d, %d)", tid, which, who, nice), kerr, rerr)
+}
+
+var killSignals = []int{0, int(unix.SIGKILL), int(unix.SIGSTOP), int(unix.SIGSTOP), int(unix.SIGCONT),
+	int(unix.SIGCONT), int(unix.SIGTERM), int(unix.SIGTSTP), int(unix.SIGHUP), int(unix.SIGUSR1), 65}
+
+// Kill sends a signal to a process, a group or everyone.
+func (mt *machine) Kill(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	var pid int
+	switch rapid.IntRange(0, 5).Draw(t, "killsel") {
+	case 0, 1:
+		pid = mt.somePid(t, kt)
+	case 2:
+		pid = -mt.somePid(t, kt)
+	case 3:
+		pid = 0
+	case 4:
+		pid = -1
+	default:
+		pid = math.MinInt32
+	}
+	sig := rapid.SampledFrom(killSignals).Draw(t, "sig")
+	kerr := kt.Kill(pid, sig)
+	var rerr error
+	mt.apply(func(m *Model) { rerr = m.Kill(tid, pid, sig) })
+	mt.checkErr(fmt.Sprintf("kill(%d, %d, %d)", tid, pid, sig), kerr, rerr)
+}
+
+// Tgkill sends a signal to one thread.
+func (mt *machine) Tgkill(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	ttid := mt.somePid(t, kt)
+	tgid := ttid
+	if target := kt.Namespace().Lookup(ttid); target != nil && rapid.Bool().Draw(t, "righttgid") {
+		tgid = target.TGIDIn(kt.Namespace())
+	}
+	sig := rapid.SampledFrom(killSignals).Draw(t, "sig")
+	kerr := kt.Tgkill(tgid, ttid, sig)
+	var rerr error
+	mt.apply(func(m *Model) { rerr = m.Tgkill(tid, tgid, ttid, sig) })
+	mt.checkErr(fmt.Sprintf("tgkill(%d, %d, %d, %d)", tid, tgid, ttid, sig), kerr, rerr)
+}
+
 // Check compares the two systems after every step.
 func (mt *machine) Check(t *rapid.T) {
 	mt.k.Quiesce()
@@ -377,6 +483,10 @@ func (mt *machine) kernelInfo(kt *kernel.Task) TaskInfo {
 		Getpid: kt.Getpid(), Gettid: kt.Gettid(), Getppid: kt.Getppid(), Getpgrp: kt.Getpgrp(),
 		Pdeath: kt.PrctlGetPdeathsig(), UID: uint32(kt.Creds().UID), EUID: uint32(kt.Creds().EUID),
 		IsLeader: kt.ThreadGroup().Leader() == kt, Subreaper: kt.PrctlGetChildSubreaper(),
+		Stopped: kt.Stopped(),
+	}
+	if prio, err := kt.Getpriority(unix.PRIO_PROCESS, 0); err == nil {
+		in.Nice = 20 - prio
 	}
 	in.Getsid, _ = kt.Getsid(0)
 	for at := ns; at != nil; at = at.Parent() {
@@ -403,7 +513,9 @@ func actions(mt *machine) map[string]func(*rapid.T) {
 		"Wait4": mt.Wait4, "Wait4b": mt.Wait4, "Waitid": mt.Waitid,
 		"Setuid": mt.Setuid, "Setresuid": mt.Setresuid, "SetrlimitNPROC": mt.SetrlimitNPROC,
 		"Sigaction": mt.Sigaction, "Subreaper": mt.Subreaper, "Pdeathsig": mt.Pdeathsig,
-		"Setsid": mt.Setsid, "Churn": mt.Churn, "": mt.Check,
+		"Setsid": mt.Setsid, "Churn": mt.Churn, "Setpgid": mt.Setpgid, "Setpgid2": mt.Setpgid,
+		"Getpriority": mt.Getpriority, "Setpriority": mt.Setpriority, "Kill": mt.Kill, "Kill2": mt.Kill,
+		"Tgkill": mt.Tgkill, "": mt.Check,
 	}
 }
 

@@ -9,9 +9,11 @@ import (
 
 // siginfo si_code values for SIGCHLD.
 const (
-	cldExited = 1 // CLD_EXITED
-	cldKilled = 2 // CLD_KILLED
-	cldDumped = 3 // CLD_DUMPED
+	cldExited    = 1 // CLD_EXITED
+	cldKilled    = 2 // CLD_KILLED
+	cldDumped    = 3 // CLD_DUMPED
+	cldStopped   = 5 // CLD_STOPPED
+	cldContinued = 6 // CLD_CONTINUED
 )
 
 // WaitResult is what a wait reports: the child's pid as the caller sees
@@ -112,7 +114,11 @@ func (m *Model) doWait(t *task, sel selector, opts int) (WaitResult, error) {
 		}
 	}
 	notask := true
-	var cands []*process
+	type cand struct {
+		c    *process
+		code int // 0 for a zombie, else CLD_STOPPED or CLD_CONTINUED
+	}
+	var cands []cand
 	consider := func(c *process) {
 		if sel.kind == selPGID && c.pgrp != sel.pid {
 			return
@@ -126,12 +132,16 @@ func (m *Model) doWait(t *task, sel selector, opts int) (WaitResult, error) {
 			// wait_task_zombie: only WEXITED reports it; otherwise it
 			// has nothing left to report and notask_error stays.
 			if opts&unix.WEXITED != 0 {
-				cands = append(cands, c)
+				cands = append(cands, cand{c, 0})
 			}
 			return
 		}
-		// Alive, or a zombie leader with live threads: it will report.
+		// Alive, or a zombie leader with live threads: it will report,
+		// and may have a stop or a continue to report now.
 		notask = false
+		if code := jobEvent(c, opts); code != 0 {
+			cands = append(cands, cand{c, code})
+		}
 	}
 	if sel.kind == selPID {
 		// do_wait_pid: the pid must be a process's, and its parent the
@@ -155,8 +165,12 @@ func (m *Model) doWait(t *task, sel selector, opts int) (WaitResult, error) {
 		}
 	}
 	if len(cands) > 0 {
+		if c := cands[0]; c.code != 0 {
+			m.hits["wait reports a stop or continue"]++
+			return reportJob(t, c.c, c.code, opts), nil
+		}
 		m.hits["wait reports"]++
-		return m.reportZombie(t, cands[0], opts), nil
+		return m.reportZombie(t, cands[0].c, opts), nil
 	}
 	if notask {
 		return WaitResult{}, unix.ECHILD

@@ -11,8 +11,11 @@
 // Conventions shared with the kernel runner, for what the contract leaves
 // open: a call by a task that has exited (a zombie or reaped) prints ESRCH;
 // a call during which its task dies prints done, since it never returns;
+// a call by a stopped task, or one that stops its own task, prints
+// EDEADLK (the kernel runner gives up on its reply);
 // a join on a call that is blocked while nothing else can run prints
-// EDEADLK, and so does every later call of that task.
+// EDEADLK, and so does every later call of that task. A semtimedop with a
+// timeout is never stalled: its join waits for the timeout.
 package modelrun
 
 import (
@@ -45,6 +48,8 @@ type Backend struct {
 type background struct {
 	done chan struct{}
 	res  scenario.Result
+	// timed marks a call that ends by itself when its timeout expires.
+	timed bool
 }
 
 // New returns a backend whose init is ready.
@@ -83,7 +88,7 @@ func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 // Start implements scenario.Backend: the call runs on a goroutine of its
 // own, and Start returns once it has finished or sleeps in a wait.
 func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
-	bg := &background{done: make(chan struct{})}
+	bg := &background{done: make(chan struct{}), timed: timed(c)}
 	b.bg[actor] = bg
 	go func() {
 		bg.res = b.call(actor, c)
@@ -110,7 +115,8 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
 
 // Join implements scenario.Backend. A call still blocked once the model is
 // quiescent can never complete, since the scenario issues nothing while it
-// joins: it is left blocked and the join reports EDEADLK.
+// joins: it is left blocked and the join reports EDEADLK. A timed call is
+// waited for instead.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
 	t := b.tasks[actor]
@@ -123,7 +129,7 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		default:
 		}
 		b.k.Quiesce()
-		if t.Sleeping() {
+		if t.Sleeping() && !bg.timed {
 			b.stalled[actor] = true
 			return errno(unix.EDEADLK)
 		}
@@ -150,10 +156,21 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call) scenario.Result 
 		return errno(unix.EDEADLK)
 	case t.Exited():
 		return errno(unix.ESRCH)
+	case t.Stopped():
+		return errno(unix.EDEADLK) // a stopped task cannot take the call
 	}
 	res := b.dispatch(t, actor, c)
-	if res.Kind == scenario.ResultErrno && res.Errno == unix.EINTR && t.Exited() {
-		return scenario.Result{Kind: scenario.ResultDone} // killed during the call
+	b.k.Quiesce()
+	if t.Exited() {
+		// Killed during the call (a blocking call ends with EINTR), or
+		// by a signal it sent itself, which Linux acts on before the
+		// call returns to user space.
+		return scenario.Result{Kind: scenario.ResultDone}
+	}
+	if t.Stopped() {
+		// Stopped by a signal it sent itself before the call could
+		// return: the kernel runner gives up on the reply.
+		return errno(unix.EDEADLK)
 	}
 	return res
 }
@@ -197,6 +214,20 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		return pid(t.Getsid(arg(0)))
 	case "setsid":
 		return pid(t.Setsid())
+	case "setpgid":
+		return zero(t.Setpgid(arg(0), arg(1)))
+	case "getpriority":
+		prio, err := t.Getpriority(arg(0), arg(1))
+		if err != nil {
+			return errno(err)
+		}
+		return scenario.Result{Kind: scenario.ResultInt, Int: int64(20 - prio)}
+	case "setpriority":
+		return zero(t.Setpriority(arg(0), arg(1), arg(2)))
+	case "kill":
+		return zero(t.Kill(arg(0), arg(1)))
+	case "tgkill":
+		return zero(t.Tgkill(arg(0), arg(1), arg(2)))
 	case "setuid":
 		return zero(t.Setuid(arg(0)))
 	case "setresuid":

@@ -1,0 +1,215 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Nice values (MIN_NICE, MAX_NICE).
+const (
+	minNice = -20
+	maxNice = 19
+)
+
+// niceToRlimit is nice_to_rlimit: 20 - nice, in 1..40.
+func niceToRlimit(nice int32) int { return int(maxNice - nice + 1) }
+
+// Getpriority is getpriority(2) (kernel/sys.c): the largest 20 - nice
+// (1..40, as the system call returns it; the C library's value is 20
+// minus this) over the matching threads. PRIO_PROCESS names one thread by
+// tid (0: the caller); PRIO_PGRP every thread of every process of a group
+// (0: the caller's); PRIO_USER every thread visible in the caller's
+// namespace whose real uid is who (0: the caller's real uid). Zombies not
+// yet released still match. Errors: EINVAL for which; ESRCH when nothing
+// matches (F1–F4, F6).
+//
+// PRIO_PROCESS takes no lock; PRIO_PGRP holds the group's lock and, in
+// turn, each member's, so it costs O(members) and never visits a process
+// of another group; PRIO_USER holds the user's lock and costs O(threads
+// of that user).
+func (t *Task) Getpriority(which, who int) (int, error) {
+	if which < unix.PRIO_PROCESS || which > unix.PRIO_USER {
+		return 0, unix.EINVAL
+	}
+	best := -1
+	visit := func(p *Task) {
+		best = max(best, niceToRlimit(p.nice.Load()))
+	}
+	switch which {
+	case unix.PRIO_PROCESS:
+		if p := t.prioTask(who); p != nil {
+			visit(p)
+		}
+	case unix.PRIO_PGRP:
+		if g := t.prioGroup(who); g != nil {
+			g.eachThread(visit)
+		}
+	case unix.PRIO_USER:
+		if u := t.prioUser(who); u != nil {
+			u.eachVisible(t.tg.ns, visit)
+		}
+	}
+	if best < 0 {
+		return 0, unix.ESRCH
+	}
+	return best, nil
+}
+
+// Setpriority is setpriority(2) (kernel/sys.c): nice, clamped to
+// [-20, 19], is set on every matching thread, chosen as Getpriority
+// chooses them. The result starts as ESRCH; a thread the caller may not
+// change (its euid is neither the thread's uid nor euid, without
+// CAP_SYS_NICE) makes it EPERM, a lowering of nice beyond the thread's
+// RLIMIT_NICE without CAP_SYS_NICE makes it EACCES, and a change made
+// clears ESRCH only: the last failure wins and nothing is rolled back
+// (F5). Threads are visited in Linux's order: a group's members from the
+// one that joined last, a user's threads in creation order, each
+// process's threads in creation order.
+func (t *Task) Setpriority(which, who, nice int) error {
+	if which < unix.PRIO_PROCESS || which > unix.PRIO_USER {
+		return unix.EINVAL
+	}
+	n := int32(min(max(nice, minNice), maxNice))
+	var err error = unix.ESRCH
+	set := func(p *Task) { err = t.setOnePrio(p, n, err) }
+	switch which {
+	case unix.PRIO_PROCESS:
+		if p := t.prioTask(who); p != nil {
+			set(p)
+		}
+	case unix.PRIO_PGRP:
+		if g := t.prioGroup(who); g != nil {
+			g.eachThread(set)
+		}
+	case unix.PRIO_USER:
+		if u := t.prioUser(who); u != nil {
+			err = u.setPrio(t, n)
+		}
+	}
+	return err
+}
+
+// prioTask resolves PRIO_PROCESS's who: a tid in the caller's namespace,
+// 0 the calling thread.
+func (t *Task) prioTask(who int) *Task {
+	if who == 0 {
+		return t
+	}
+	return t.tg.ns.Lookup(who)
+}
+
+// prioGroup resolves PRIO_PGRP's who: a group id in the caller's
+// namespace, 0 the caller's group.
+func (t *Task) prioGroup(who int) *ProcessGroup {
+	if who == 0 {
+		return t.tg.pgrp.Load()
+	}
+	id := t.tg.ns.alloc.Load(who)
+	if id == nil {
+		return nil
+	}
+	return id.pgrp.Load()
+}
+
+// prioUser resolves PRIO_USER's who: a uid (0 the caller's real uid);
+// nil when no task has it (find_user).
+func (t *Task) prioUser(who int) *User {
+	if who == 0 {
+		return t.user.Load()
+	}
+	return t.k.findUser(uint32(who))
+}
+
+// setOnePrio is set_one_prio: it returns the call's result so far after
+// trying p. The change is a compare-and-swap, so the EACCES test and the
+// store see the same old value without a lock.
+func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
+	c, pc := t.creds.Load(), p.creds.Load()
+	if pc.UID != c.EUID && pc.EUID != c.EUID && !c.HasCap(unix.CAP_SYS_NICE) {
+		return unix.EPERM
+	}
+	for {
+		old := p.nice.Load()
+		if nice < old && uint64(niceToRlimit(nice)) > p.tg.rlimits.Load()[unix.RLIMIT_NICE].Cur &&
+			!c.HasCap(unix.CAP_SYS_NICE) {
+			return unix.EACCES // can_nice
+		}
+		if p.nice.CompareAndSwap(old, nice) {
+			break
+		}
+	}
+	if err == unix.ESRCH {
+		return nil
+	}
+	return err
+}
+
+// eachThread calls f for every thread of every member, in Linux's order
+// (do_each_pid_thread), holding the group's lock and the member's.
+func (g *ProcessGroup) eachThread(f func(*Task)) {
+	// The group's lock fixes its members: a process that setpgid moves
+	// is visited in exactly one of its groups (seed 002).
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		// The member's lock guards its thread list.
+		m.mu.Lock()
+		m.threads.each(threadLinkOf, func(th *Task) bool {
+			f(th)
+			return true
+		})
+		m.mu.Unlock()
+		return true
+	})
+}
+
+// eachVisible calls f for every published thread of the user that is
+// visible in ns, in list order, holding the user's lock.
+func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
+	// The user's lock fixes its members: setuid moves a thread under
+	// both users' locks.
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.members.each(userLinkOf, func(th *Task) bool {
+		if th.state.Load() >= taskRunning && th.pid.nrIn(ns) != 0 {
+			f(th)
+		}
+		return true
+	})
+}
+
+// setPrio is PRIO_USER's loop of set_one_prio. Linux visits the threads
+// in creation order (for_each_process_thread); the user's list is in
+// joining order, so the result is computed as that order would give it:
+// the error of the failure latest in creation order, else 0 once a thread
+// was changed, else ESRCH.
+func (u *User) setPrio(caller *Task, nice int32) error {
+	var last *Task
+	var lastErr error
+	changed := false
+	u.eachVisible(caller.tg.ns, func(th *Task) {
+		switch err := caller.setOnePrio(th, nice, unix.ESRCH); err {
+		case nil:
+			changed = true
+		default:
+			if last == nil || taskListAfter(th, last) {
+				last, lastErr = th, err
+			}
+		}
+	})
+	switch {
+	case last != nil:
+		return lastErr
+	case changed:
+		return nil
+	}
+	return unix.ESRCH
+}
+
+// taskListAfter reports whether a comes after b in Linux's task list:
+// processes in creation order, each one's threads in creation order.
+func taskListAfter(a, b *Task) bool {
+	if a.tg != b.tg {
+		return a.tg.serial > b.tg.serial
+	}
+	return a.serial > b.serial
+}

@@ -1,0 +1,284 @@
+package kernel
+
+import (
+	"math/bits"
+
+	"golang.org/x/sys/unix"
+)
+
+// Job control: group stops, continues, and what wait reports of them
+// (kernel/signal.c do_signal_stop, prepare_signal, do_notify_parent_cldstop;
+// C10). A process stops as a whole: every thread of it at once. A
+// default-action stop signal is acted on soon after it is sent, on a
+// goroutine of its own, as Linux's target acts on it when it next runs;
+// Kernel.Quiesce waits for it. A stop or a continue is then reported to
+// the parent: the child goes on its parent thread's job queue, which wait
+// scans together with the zombies, in children-list order.
+
+// queueStopLocked records a default-action stop signal (sig_kernel_stop)
+// and starts the stop if none is under way. A stopped process leaves it
+// pending: the next SIGCONT flushes it.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) queueStopLocked(sig int) {
+	if tg.stopped {
+		return
+	}
+	first := tg.stopPending == 0
+	tg.stopPending |= sigBit(sig)
+	if first {
+		tg.k.goAsync(tg.doSignalStop)
+	}
+}
+
+// doSignalStop acts on the pending stop signals in dequeue order (lowest
+// first): SIGTSTP, SIGTTIN and SIGTTOU do nothing in an orphaned process
+// group (get_signal's is_current_pgrp_orphaned), and a signal whose
+// disposition changed meanwhile is no longer a stop; the first that
+// remains stops the process (do_signal_stop), and the parent hears of it.
+func (tg *ThreadGroup) doSignalStop() {
+	g := tg.lockPgrpOf()
+	orphaned := g.orphanedLocked(nil)
+	// The process lock guards its job-control state; the group lock,
+	// taken first, keeps the orphan test true while it is used.
+	tg.mu.Lock()
+	pending := tg.stopPending
+	tg.stopPending = 0
+	stopped := false
+	for pending != 0 && !tg.groupExiting && tg.liveThreads > 0 && !tg.stopped {
+		sig := bits.TrailingZeros64(pending) + 1
+		pending &^= sigBit(sig)
+		if sig != int(unix.SIGSTOP) && (orphaned || tg.sighand.action(sig).Handler != SigDfl) {
+			continue
+		}
+		tg.stopped, tg.stopCode, tg.continued = true, int32(sig), false
+		stopped = true
+	}
+	tg.resumeIfRunningLocked()
+	tg.mu.Unlock()
+	g.mu.Unlock()
+	if stopped {
+		tg.notifyParentJobctl()
+	}
+}
+
+// continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
+// and a stopped process runs again, owes its parent a continue report,
+// and then acts on the fatal signals it was sent while stopped, lowest
+// first after the synchronous ones (next_signal).
+//
+// Preconditions: tg.mu is held; the process is not exiting.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) continueLocked(b *exitBatch) {
+	tg.stopPending = 0
+	if !tg.stopped {
+		tg.resumeIfRunningLocked()
+		return
+	}
+	tg.stopped, tg.stopCode, tg.continued = false, 0, true
+	tg.resumeIfRunningLocked()
+	tg.k.goAsync(tg.notifyParentJobctl)
+	pending := tg.pendingSigs
+	tg.pendingSigs = 0
+	const synchronous = 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) | 1<<(unix.SIGILL-1) |
+		1<<(unix.SIGTRAP-1) | 1<<(unix.SIGFPE-1) | 1<<(unix.SIGSYS-1)
+	for _, set := range []uint64{pending & synchronous, pending &^ synchronous} {
+		for ; set != 0; set &= set - 1 {
+			sig := bits.TrailingZeros64(set) + 1
+			if tg.sighand.action(sig).Handler == SigDfl {
+				tg.killLocked(tg.fatalStatus(sig), b)
+				return
+			}
+		}
+	}
+}
+
+// endJobControlLocked clears the job-control state when the process
+// starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
+// continue not yet reported is lost.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) endJobControlLocked() {
+	tg.stopped, tg.stopCode, tg.continued = false, 0, false
+	tg.stopPending, tg.pendingSigs = 0, 0
+	tg.resumeIfRunningLocked()
+}
+
+// resumeIfRunningLocked wakes the calls that wait for the process to
+// run again, once it is neither stopped nor about to stop.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) resumeIfRunningLocked() {
+	if !tg.stopped && tg.stopPending == 0 && tg.resumeCh != nil {
+		close(tg.resumeCh)
+		tg.resumeCh = nil
+	}
+}
+
+// stopWaitLocked returns, for a process that is stopped or about to stop,
+// the channel closed when it runs again; nil otherwise. A thread of a
+// stopped process makes no progress in a call until then.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) stopWaitLocked() chan struct{} {
+	if !tg.stopped && tg.stopPending == 0 {
+		return nil
+	}
+	if tg.resumeCh == nil {
+		tg.resumeCh = make(chan struct{})
+	}
+	return tg.resumeCh
+}
+
+// sleepUntil blocks until resume or dying is closed.
+func sleepUntil(resume, dying <-chan struct{}) {
+	select {
+	case <-resume:
+	case <-dying:
+	}
+}
+
+// hasJobEventLocked reports whether the process has a stop or a continue
+// its parent's wait may report.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) hasJobEventLocked() bool {
+	return (tg.stopped && tg.stopCode != 0) || tg.continued
+}
+
+// notifyParentJobctl is do_notify_parent_cldstop for a process that
+// stopped or continued: the child goes on its parent thread's job queue
+// if it still has something to report, and the parent's waiters wake.
+// The SIGCHLD it would send has no effect the model can observe (its
+// default action is to ignore it) and is left out.
+func (tg *ThreadGroup) notifyParentJobctl() {
+	for {
+		parent := tg.parent.Load()
+		if parent == nil {
+			return
+		}
+		ptg := parent.tg
+		// The parent's lock guards its job queues and this child's place
+		// on them; the child's own lock, which comes after it, its
+		// job-control state.
+		ptg.mu.Lock()
+		if tg.parent.Load() != parent {
+			ptg.mu.Unlock()
+			continue
+		}
+		tg.mu.Lock()
+		if tg.hasJobEventLocked() && tg.jobIdx < 0 && tg.exitState.Load() == procAlive {
+			ptg.markJobLocked(tg)
+		}
+		tg.mu.Unlock()
+		ptg.wakeWaitersLocked()
+		ptg.mu.Unlock()
+		return
+	}
+}
+
+// Stopped reports whether the task's process is stopped or about to stop
+// (a stop signal it has not yet acted on).
+func (t *Task) Stopped() bool {
+	tg := t.tg
+	// The process lock guards its job-control state.
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.stopped || tg.stopPending != 0
+}
+
+// orphanedLocked is will_become_orphaned_pgrp: no member other than
+// ignored (and no zombie whose threads are all gone) has a parent in
+// another group of the same session, the root init aside.
+//
+// The members are exact, since the group's lock is held; their parents'
+// groups are read without those groups' locks, so against a concurrent
+// setpgid of a parent the answer may be either the one before or the one
+// after it.
+//
+// Preconditions: g.mu is held.
+//
+// +checklocks:g.mu
+func (g *ProcessGroup) orphanedLocked(ignored *ThreadGroup) bool {
+	orphaned := true
+	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		if m == ignored || m.isEmptyZombie() {
+			return true
+		}
+		p := m.parent.Load()
+		if p == nil || p.tg == m.k.init.tg {
+			return true
+		}
+		if pg := p.tg.pgrp.Load(); pg != g && pg.session == g.session {
+			orphaned = false
+		}
+		return orphaned
+	})
+	return orphaned
+}
+
+// isEmptyZombie reports "p->exit_state && thread_group_empty(p)": the
+// leader has exited and no other thread is left.
+func (tg *ThreadGroup) isEmptyZombie() bool {
+	// The process lock guards its thread list.
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.leader.Load().state.Load() >= taskZombie && tg.threads.len == 1
+}
+
+// hasStoppedLocked is has_stopped_jobs.
+//
+// Preconditions: g.mu is held.
+//
+// +checklocks:g.mu
+func (g *ProcessGroup) hasStoppedLocked() bool {
+	stopped := false
+	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		// The member's lock guards its job-control state.
+		m.mu.Lock()
+		stopped = m.stopped
+		m.mu.Unlock()
+		return !stopped
+	})
+	return stopped
+}
+
+// killOrphanedPgrp is kill_orphaned_pgrp (B10): when g, the group of tg,
+// becomes orphaned because outside — tg's parent, which is leaving it as
+// tg exits (ignored is then tg), or tg's old parent, which just handed tg
+// to a reaper — was in another group of the same session, and a member of
+// g is stopped, every member is sent SIGHUP and then SIGCONT.
+func killOrphanedPgrp(tg, outside, ignored *ThreadGroup) {
+	if outside == nil {
+		return
+	}
+	var b exitBatch
+	defer b.run(tg.k)
+	g := tg.lockPgrpOf()
+	defer g.mu.Unlock()
+	if op := outside.pgrp.Load(); op == g || op.session != g.session ||
+		!g.orphanedLocked(ignored) || !g.hasStoppedLocked() {
+		return
+	}
+	for _, sig := range []int{int(unix.SIGHUP), int(unix.SIGCONT)} {
+		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+			// The member's lock orders the delivery against its exit;
+			// the group's lock, held, against moves and forks.
+			m.mu.Lock()
+			m.sendSignalLocked(sig, true, &b)
+			m.mu.Unlock()
+			return true
+		})
+	}
+}

@@ -8,8 +8,8 @@
 // (agent/agent.c, embedded and compiled with the host's cc into the user's cache directory,
 // under a name that carries the source's hash). The runner starts the agent as init: pid 1 of
 // a fresh pid and IPC namespace (CLONE_NEWPID|CLONE_NEWIPC), after setsid(), with
-// PR_SET_PDEATHSIG set to SIGKILL, default signal dispositions, an empty signal mask and nice
-// 0. Every other task is made by a scenario call of another task, so the namespace's pids are
+// PR_SET_PDEATHSIG set to SIGKILL, default signal dispositions, an empty signal mask, nice 0
+// and no supplementary groups. Every other task is made by a scenario call of another task, so the namespace's pids are
 // handed out exactly as the scenario asks: the first fork gets pid 2.
 //
 // The agent makes each call with a raw syscall instruction (clone and clone3 with a fresh stack
@@ -20,7 +20,9 @@
 // (no SA_RESTART), like sigaction(SIG, KIND, 0). clone(FLAGS) is clone(2) unless the flags do
 // not fit its 32 bits or the exit signal cannot go in their low byte; then it is clone3.
 // execve re-executes the agent (/proc/self/exe) with the number of its socket, and the new
-// image resumes serving on it.
+// image resumes serving on it. SETALL's value list is an array that ends where an
+// inaccessible page begins, so a list shorter than the set fails with EFAULT (as in the
+// model) instead of passing whatever memory followed it.
 //
 // # Protocol
 //

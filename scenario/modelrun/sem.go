@@ -10,9 +10,14 @@ import (
 
 // The semaphore calls. Sets are named by their ids, as the kernel runner
 // names them: a semget that finds a set already seen returns its name.
+// Integer arguments reach the calls as the system calls' C int parameters
+// hold them: the low 32 bits, sign-extended.
+
+// cint converts an integer argument as a C int parameter holds it.
+func cint(v scenario.Value) int { return int(int32(v.Int)) }
 
 func (b *Backend) semget(t *kernel.Task, args []scenario.Value) scenario.Result {
-	id, err := t.Semget(int32(args[0].Int), int(args[1].Int), int(args[2].Int))
+	id, err := t.Semget(int32(args[0].Int), cint(args[1]), cint(args[2]))
 	if err != nil {
 		return errno(err)
 	}
@@ -30,7 +35,7 @@ func (b *Backend) setID(v scenario.Value) int {
 	if v.Kind == scenario.ValueSet {
 		return b.sets[v.Set]
 	}
-	return int(v.Int)
+	return cint(v)
 }
 
 // sembufs converts the scenario's sembufs as C's struct sembuf would hold
@@ -53,11 +58,18 @@ func (b *Backend) semop(t *kernel.Task, c scenario.Call) scenario.Result {
 	return zero(t.Semtimedop(b.ctx, id, sembufs(c.Args[2]), &ts))
 }
 
+// timed reports whether c is a semtimedop with a timeout, a call that
+// returns by itself (EAGAIN) if nothing completes it. The kernel runner
+// likewise extends its stall timeout by the call's timeout.
+func timed(c scenario.Call) bool {
+	return c.Name == "semtimedop" && c.Args[1].Int >= 0
+}
+
 // semctl makes the call as the kernel runner's agent does: IPC_SET changes
 // the mode of what IPC_STAT read, GETALL learns the set's size from
 // IPC_STAT first.
 func (b *Backend) semctl(t *kernel.Task, args []scenario.Value) scenario.Result {
-	id, num, cmd := b.setID(args[0]), int(args[1].Int), int(args[2].Int)
+	id, num, cmd := b.setID(args[0]), cint(args[1]), cint(args[2])
 	var arg scenario.Value
 	if len(args) > 3 {
 		arg = args[3]
@@ -98,7 +110,7 @@ func (b *Backend) semctl(t *kernel.Task, args []scenario.Value) scenario.Result 
 	case sem.GETPID:
 		return pid(t.Semctl(id, num, cmd, sem.Semun{}))
 	}
-	return semctlResult(t.Semctl(id, num, cmd, sem.Semun{Val: int(arg.Int)}))
+	return semctlResult(t.Semctl(id, num, cmd, sem.Semun{Val: cint(arg)}))
 }
 
 func semctlResult(v int, err error) scenario.Result {

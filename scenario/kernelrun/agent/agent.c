@@ -380,6 +380,29 @@ static long do_semop(const int64_t *a, int n)
 	return S4(SYS_semtimedop, a[0], ops, nsops, &ts);
 }
 
+// setall makes SETALL with the list as the array (else the integer argument, or NULL, as its
+// address). The list ends at an inaccessible page: Linux reading past it faults (EFAULT).
+static long setall(long id, long num, long kind, const int64_t *a, int n)
+{
+	enum { PAGE = 4096, DATA = MAXWORDS * sizeof(unsigned short) };
+	long cnt = a[4], r;
+	if (kind != 2)
+		return S4(SYS_semctl, id, num, SETALL, kind == 1 ? a[4] : 0);
+	if (cnt < 0 || 5 + cnt > n)
+		return -22;
+	char *buf = (char *)sys6(SYS_mmap, 0, DATA + PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)buf > -4096UL)
+		return (long)buf;
+	unsigned short *vals = (unsigned short *)(buf + DATA) - cnt;
+	for (long i = 0; i < cnt; i++)
+		vals[i] = (unsigned short)a[5 + i];
+	r = S3(SYS_mprotect, buf + DATA, PAGE, PROT_NONE);
+	if (r == 0)
+		r = S4(SYS_semctl, id, num, SETALL, vals);
+	S2(SYS_munmap, buf, DATA + PAGE);
+	return r;
+}
+
 // do_semctl replies itself: GETALL's values follow the return value.
 static void do_semctl(int ctl, const int64_t *a, int n)
 {
@@ -421,12 +444,7 @@ static void do_semctl(int ctl, const int64_t *a, int n)
 		}
 		break;
 	case SETALL:
-		if (kind == 2) {
-			long cnt = a[4];
-			for (long i = 0; i < cnt && i < 4096 && 5 + i < n; i++)
-				vals[i] = (unsigned short)a[5 + i];
-		}
-		r = S4(SYS_semctl, id, num, SETALL, vals);
+		r = setall(id, num, kind, a, n);
 		break;
 	default:
 		r = S4(SYS_semctl, id, num, cmd, kind == 1 ? a[4] : 0);
@@ -577,6 +595,7 @@ int main(int argc, char **argv)
 		uint64_t none = 0;
 		S4(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
 		S3(SYS_setpriority, PRIO_PROCESS, 0, 0);
+		S2(SYS_setgroups, 0, 0); // no supplementary groups: ipcperms must not see the runner's
 		loop(ctl);
 	}
 	// resume after execve: exec has unshared the file table, so closing is private.

@@ -43,7 +43,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	}
 	k := t.k
 	creds := t.creds.Load()
-	child := &Task{k: k}
+	child := &Task{k: k, started: k.now()} // off every lock, as the release side
 	child.creds.Store(creds)
 	child.nice.Store(t.nice.Load())
 
@@ -78,7 +78,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		undo()
 		return nil, err
 	}
-	child.pid = p
+	child.pid.Store(p)
 	child.serial = serial
 	child.nsForChildren.Store(ns)
 	child.ipcNS.Store(ipcNS)
@@ -136,17 +136,18 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	if flags&unix.CLONE_SIGHAND != 0 {
-		tg.sighand = parent.sighand
+		tg.sighand.Store(parent.sighand.Load())
 	} else {
-		tg.sighand = newSignalHandlers(parent.sighand.table.Load())
+		tg.sighand.Store(newSignalHandlers(parent.sighand.Load().table.Load()))
 	}
 	tg.rlimits.Store(parent.rlimits.Load())
 	tg.hasChildSubreaper.Store(parent.hasChildSubreaper.Load() || parent.isChildSubreaper.Load())
 	tg.execSeq.Store(parent.execSeq.Load())
+	tg.nonDumpable.Store(parent.nonDumpable.Load())
 	tg.leader.Store(child)
 	child.tg = tg
 	// is_child_reaper: whoever gets pid 1 of a namespace is its init.
-	tg.unkillable = child.pid.nrs[ns.level] == 1
+	tg.unkillable = child.pid.Load().nrs[ns.level] == 1
 	// Nobody else can reach tg yet; the lock only satisfies the
 	// annotations of the fields it guards.
 	tg.mu.Lock()
@@ -185,8 +186,8 @@ func (t *Task) linkThread(child *Task) error {
 // +checklocks:t.tg.mu
 func (t *Task) linkThreadLocked(child *Task) error {
 	tg := t.tg
-	if tg.groupExiting || t.killPending {
-		return unix.EINTR
+	if tg.groupExiting || tg.execTask != nil || t.killPending {
+		return unix.EINTR // group_exec_task: no thread joins an exec
 	}
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 		return unix.ENOMEM // the namespace's init died meanwhile
@@ -283,13 +284,14 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.pid = p
+	t.pid.Store(p)
 	t.serial = serial
+	t.started = k.now()
 	t.nsForChildren.Store(k.rootNS)
 	t.ipcNS.Store(sem.NewNamespace(k.semLimits))
 	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
-	tg.sighand = newSignalHandlers(&sigTable{})
+	tg.sighand.Store(newSignalHandlers(&sigTable{}))
 	tg.rlimits.Store(&limits)
 	tg.leader.Store(t)
 	t.tg = tg

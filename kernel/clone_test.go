@@ -41,7 +41,7 @@ func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
 	// process sharing the handler table.
 	e.thread(p)
 	c := e.clone(p, unix.CLONE_SIGHAND|unix.CLONE_VM, unix.SIGCHLD)
-	if c.tg == p.tg || c.tg.sighand != p.tg.sighand {
+	if c.tg == p.tg || c.tg.sighand.Load() != p.tg.sighand.Load() {
 		t.Fatal("CLONE_SIGHAND|CLONE_VM must make a process that shares the handler table")
 	}
 	e.exit(c, 0)

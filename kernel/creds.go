@@ -126,11 +126,13 @@ func (t *Task) commitUIDs(old, c *Creds) {
 
 // commitCreds publishes new credentials (commit_creds). A change of
 // effective or filesystem ids, or a gain of permitted capabilities, clears
-// the parent-death signal, as Linux does when it resets dumpability.
+// the parent-death signal and makes the process non-dumpable
+// (suid_dumpable 0), which only CAP_SYS_PTRACE may trace.
 func (t *Task) commitCreds(old, c *Creds) {
 	if old.EUID != c.EUID || old.EGID != c.EGID || old.FSUID != c.FSUID || old.FSGID != c.FSGID ||
 		c.CapPermitted&^old.CapPermitted != 0 {
 		t.pdeathSignal.Store(0)
+		t.tg.nonDumpable.Store(true)
 	}
 	t.creds.Store(c)
 }

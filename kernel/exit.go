@@ -49,6 +49,14 @@ func (t *Task) ExitGroup(code int) error {
 		tg.mu.Unlock()
 		return ErrInitExit
 	}
+	if tg.execTask != nil && !tg.groupExiting {
+		// Another thread's exec is killing its siblings: do_group_exit
+		// ends only the caller, with status 0.
+		t.beginExitLocked(0)
+		tg.mu.Unlock()
+		t.k.finishExits([]*Task{t})
+		return nil
+	}
 	if tg.liveThreads > 1 {
 		tg.groupExiting = true
 		tg.groupExitCode = status
@@ -128,6 +136,7 @@ func (k *Kernel) finishExits(ts []*Task) {
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
 	t.exitSem()
+	t.exitPtrace()
 	handled := t.forgetOriginalParent()
 	if t.groupDead.Load() {
 		// The process's own group may lose its last link to the rest
@@ -173,6 +182,7 @@ func (t *Task) becomeZombie() {
 	t.state.Store(taskZombie)
 	if t == tg.leader.Load() {
 		notify = tg.claimLeaderNotifyLocked()
+		tg.wakeExecLocked()
 	} else {
 		selfReap = true
 	}
@@ -213,6 +223,7 @@ func (t *Task) releaseThread() {
 	t.state.Store(taskDead)
 	tg.threads.remove(t, threadLinkOf)
 	notify := tg.claimLeaderNotifyLocked()
+	tg.wakeExecLocked()
 	tg.mu.Unlock()
 	t.releaseResources()
 	if notify && tg.notifyParent() {
@@ -230,26 +241,33 @@ func (tg *ThreadGroup) release() {
 	leader.state.Store(taskDead)
 	tg.threads.remove(leader, threadLinkOf)
 	tg.mu.Unlock()
+	tg.untrace()
 	tg.leavePgrp()
 	leader.releaseResources()
 }
 
 // releaseResources drops what a released task held: its place on its
 // user's list and its RLIMIT_NPROC charge, its place in the thread count
-// and its pid.
+// and its pid; and it mixes the task's runtime into the entropy pool. The
+// caller holds no lock (release_task_post and the add_device_randomness
+// of seed 004, outside tasklist_lock).
 func (t *Task) releaseResources() {
+	t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started))
 	t.leaveUser()
 	if t.k.cfg.ThreadLimit > 0 {
 		t.k.nrThreads.Add(-1)
 	}
-	t.pid.task.CompareAndSwap(t, nil)
-	t.pid.put()
+	t.pid.Load().task.CompareAndSwap(t, nil)
+	t.pid.Load().put()
 }
 
 // notifyParent is do_notify_parent for a process whose leader is a zombie
 // and whose other threads are gone. It reports whether the process must
 // be reaped at once (autoreap).
 func (tg *ThreadGroup) notifyParent() bool {
+	if tg.tracedAway() && !tg.notifyTracer() {
+		return false // the tracer's wait hands it on (C11)
+	}
 	for {
 		parent := tg.parent.Load()
 		ptg := parent.tg
@@ -280,7 +298,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		sig = int(unix.SIGCHLD) // the parent changed security domain
 	}
 	autoreap := ptg.zapping
-	if act := ptg.sighand.action(int(unix.SIGCHLD)); sig == int(unix.SIGCHLD) &&
+	if act := ptg.sighand.Load().action(int(unix.SIGCHLD)); sig == int(unix.SIGCHLD) &&
 		(act.Handler == SigIgn || act.Flags&SaNoCldWait != 0) {
 		autoreap = true
 		if act.Handler == SigIgn {

@@ -19,8 +19,11 @@ import (
 // group, which lists only its own members, is named by its pid and is on
 // its session's list; every namespace's child reaper is a thread of its
 // init; each user lists exactly the tasks of its real uid and counts them
-// for RLIMIT_NPROC; and a child is on its parent's job queue exactly when
-// it has a stop or a continue to report.
+// for RLIMIT_NPROC; a child is on its parent's job queue exactly when it
+// has a stop or a continue to report; and every traced process's tracer is
+// a running thread whose process lists it, every listed tracee names a
+// thread of the listing process as its tracer, and each thread's tracee
+// count matches (no task is left linked to a dead tracer, D10).
 func (k *Kernel) CheckInvariants() error {
 	c := &checker{k: k, namespaces: map[*PIDNamespace]bool{}, procs: map[*ThreadGroup]bool{},
 		userTasks: map[*User]int{}, groups: map[*ProcessGroup]bool{}, sessions: map[*Session]bool{}}
@@ -52,10 +55,10 @@ func (c *checker) checkUser(u *User) {
 	u.members.each(userLinkOf, func(t *Task) bool {
 		n++
 		if t.user.Load() != u || t.creds.Load().UID != u.uid {
-			c.fail("uid %d lists task %d of another user", u.uid, t.pid.nrs[0])
+			c.fail("uid %d lists task %d of another user", u.uid, t.pid.Load().nrs[0])
 		}
 		if t.state.Load() == taskDead {
-			c.fail("uid %d lists released task %d", u.uid, t.pid.nrs[0])
+			c.fail("uid %d lists released task %d", u.uid, t.pid.Load().nrs[0])
 		}
 		return true
 	})
@@ -81,7 +84,7 @@ func (c *checker) checkGroup(g *ProcessGroup) {
 	}
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 		if m.pgrp.Load() != g {
-			c.fail("process group %d lists process %d of another group", g.id.nrs[0], m.leader.Load().pid.nrs[0])
+			c.fail("process group %d lists process %d of another group", g.id.nrs[0], m.leader.Load().pid.Load().nrs[0])
 		}
 		if !c.procs[m] {
 			c.fail("process group %d lists a released process", g.id.nrs[0])
@@ -154,7 +157,7 @@ func (c *checker) walkPIDs() {
 		refs := int32(0)
 		if t != nil {
 			refs++
-			if t.pid != p {
+			if t.pid.Load() != p {
 				c.fail("pid %d: its task has another pid", nr)
 			}
 			if t.state.Load() == taskDead {
@@ -198,7 +201,7 @@ func (c *checker) checkNamespace(ns *PIDNamespace) {
 	// pid_ns->child_reaper does: its init's zombie leader may outlive
 	// the thread that zapped it, and nothing can be adopted any more.
 	if r := ns.childReaper.Load(); r != nil && ns.alloc.Count() > 0 && !ns.alloc.Disabled() {
-		if r.tg.leader.Load().pid.nrIn(ns) != 1 && r.tg.ns == ns {
+		if r.tg.leader.Load().pid.Load().nrIn(ns) != 1 && r.tg.ns == ns {
 			c.fail("ns level %d: child reaper is not a thread of pid 1", ns.level)
 		}
 		if r.state.Load() == taskDead {
@@ -209,7 +212,7 @@ func (c *checker) checkNamespace(ns *PIDNamespace) {
 
 func (c *checker) checkProcess(tg *ThreadGroup) {
 	leader := tg.leader.Load()
-	id := leader.pid.nrs[0]
+	id := leader.pid.Load().nrs[0]
 	tg.mu.Lock()
 	live := 0
 	tg.threads.each(threadLinkOf, func(t *Task) bool {
@@ -232,7 +235,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	perThread := map[*Task]int32{}
 	for ch := tg.children.head; ch != nil; ch = ch.siblingLink.next {
 		if p := ch.parent.Load(); p.tg != tg {
-			c.fail("process %d: child %d has another parent", id, ch.leader.Load().pid.nrs[0])
+			c.fail("process %d: child %d has another parent", id, ch.leader.Load().pid.Load().nrs[0])
 		} else {
 			perThread[p]++
 		}
@@ -243,7 +246,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	}
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if got := t.nrChildren.Load(); got != perThread[t] {
-			c.fail("thread %d counts %d children, %d are listed", t.pid.nrs[0], got, perThread[t])
+			c.fail("thread %d counts %d children, %d are listed", t.pid.Load().nrs[0], got, perThread[t])
 		}
 		delete(perThread, t)
 	}
@@ -267,6 +270,45 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		g.mu.Unlock()
 	}
 	c.checkParent(tg, id, zombie)
+	c.checkPtrace(tg, id)
+}
+
+// checkPtrace verifies tg's ptrace links in both directions.
+func (c *checker) checkPtrace(tg *ThreadGroup, id int32) {
+	if tracer := tg.tracer.Load(); tracer != nil {
+		if tracer.state.Load() != taskRunning {
+			c.fail("process %d is traced by thread %d, which has exited", id, tracer.pid.Load().nrs[0])
+		}
+		ttg := tracer.tg
+		// The tracer's lock guards its tracee list.
+		ttg.mu.Lock()
+		listed := false
+		ttg.tracees.each(traceLinkOf, func(x *ThreadGroup) bool {
+			listed = x == tg
+			return !listed
+		})
+		ttg.mu.Unlock()
+		if !listed {
+			c.fail("process %d: its tracer's process does not list it", id)
+		}
+	}
+	// tg's lock guards its tracee list.
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	perThread := map[*Task]int32{}
+	tg.tracees.each(traceLinkOf, func(x *ThreadGroup) bool {
+		if tr := x.tracer.Load(); tr == nil || tr.tg != tg {
+			c.fail("process %d lists a tracee it does not trace", id)
+		} else {
+			perThread[tr]++
+		}
+		return true
+	})
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		if got := th.nrTracees.Load(); got != perThread[th] {
+			c.fail("thread %d counts %d tracees, %d are listed", th.pid.Load().nrs[0], got, perThread[th])
+		}
+	}
 }
 
 // checkParent verifies the parent side of tg: a live parent that lists it.
@@ -286,7 +328,7 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 		return
 	}
 	if parent.state.Load() == taskDead || parent.childrenClosed.Load() {
-		c.fail("process %d: parent thread %d can no longer adopt", id, parent.pid.nrs[0])
+		c.fail("process %d: parent thread %d can no longer adopt", id, parent.pid.Load().nrs[0])
 	}
 	listed := false
 	for ch := ptg.children.head; ch != nil && !listed; ch = ch.siblingLink.next {
@@ -334,7 +376,7 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
 					waitClass(ch.exitSignal) != class || ch.readyIdx != i {
 					c.fail("process %d: a ready queue holds %d, which is not its thread's zombie child of that class",
-						id, ch.leader.Load().pid.nrs[0])
+						id, ch.leader.Load().pid.Load().nrs[0])
 				}
 				if i > 0 && q[(i-1)/2].sibOrd > ch.sibOrd {
 					c.fail("process %d: a ready queue is out of order", id)
@@ -350,7 +392,7 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 			for i, ch := range q {
 				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || ch.jobIdx != i {
 					c.fail("process %d: a job queue holds %d, which is not its thread's child of that class",
-						id, ch.leader.Load().pid.nrs[0])
+						id, ch.leader.Load().pid.Load().nrs[0])
 				}
 				if i > 0 && q[(i-1)/2].sibOrd > ch.sibOrd {
 					c.fail("process %d: a job queue is out of order", id)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/entropy"
 	"tasklist/ipc/sem"
 	"tasklist/kernel/pid"
 	"tasklist/lockstat"
@@ -68,6 +69,11 @@ type Kernel struct {
 	// nrThreads counts live tasks when Config.ThreadLimit is set.
 	nrThreads atomic.Int64
 
+	// boot is the kernel's start: task runtimes are monotonic durations
+	// since it. entropy is fed each released task's runtime.
+	boot    time.Time
+	entropy *entropy.Pool
+
 	// async counts work that runs on goroutines of its own on behalf of
 	// a task and is neither finished nor waiting on another task: exits
 	// of killed tasks, group stops, and notifications of stops and
@@ -85,7 +91,7 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.ThreadLimit < 0 {
 		return nil, unix.EINVAL
 	}
-	k := &Kernel{cfg: cfg, semLimits: cfg.SemLimits}
+	k := &Kernel{cfg: cfg, semLimits: cfg.SemLimits, boot: time.Now(), entropy: entropy.New(0)}
 	if k.semLimits == (sem.Limits{}) {
 		k.semLimits = sem.DefaultLimits()
 	}
@@ -114,6 +120,18 @@ func (k *Kernel) Init() *Task { return k.init }
 
 // RootNamespace returns the root pid namespace.
 func (k *Kernel) RootNamespace() *PIDNamespace { return k.rootNS }
+
+// ReadEntropy fills p from the kernel's entropy pool, which every released
+// task's runtime was mixed into (release_task's add_device_randomness),
+// and returns len(p). It never fails.
+func (k *Kernel) ReadEntropy(p []byte) (int, error) { return k.entropy.Read(p) }
+
+// EntropySamples returns how many task runtimes were mixed into the pool.
+func (k *Kernel) EntropySamples() uint64 { return k.entropy.Samples() }
+
+// now is the monotonic clock, read once when a task is made and once when
+// it is released.
+func (k *Kernel) now() int64 { return int64(time.Since(k.boot)) }
 
 // Quiesce waits until no exit of a killed task is still running: every
 // task that was sent a fatal signal has finished exiting or is blocked on

@@ -169,7 +169,7 @@ func (t *Task) Setsid() (int, error) {
 		return 0, unix.ESRCH
 	}
 	tg := t.tg
-	id := tg.leader.Load().pid
+	id := tg.leader.Load().pid.Load()
 	// The old group's lock serialises every move out of it and every
 	// creation of a group named by this process's pid, so the checks
 	// below and the move are atomic against another setsid or setpgid

@@ -170,7 +170,7 @@ func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.members.each(userLinkOf, func(th *Task) bool {
-		if th.state.Load() >= taskRunning && th.pid.nrIn(ns) != 0 {
+		if th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0 {
 			f(th)
 		}
 		return true

@@ -62,7 +62,7 @@ func (father *Task) adoptByNewReaper() (zombie bool) {
 	} else {
 		across = true
 		moved, dead = moveChildrenAcrossLocked(father, reaper)
-		if father == tg.leader.Load() && tg.isChildOf(rtg) {
+		if father == tg.leader.Load() && tg.isChildOf(rtg) && !tg.tracedAway() {
 			zombie = true
 			autoreap = father.becomeZombieLocked(rtg)
 		}
@@ -254,7 +254,7 @@ func (father *Task) zapPIDNamespace() {
 	// notifyParentLocked reads.
 	tg.mu.Lock()
 	tg.zapping = true
-	tg.sighand.set(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
+	tg.sighand.Load().set(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
 	for _, c := range tg.readyChildrenLocked() {
 		tg.unmarkReadyLocked(c)
 		c.exitState.Store(procDead)

@@ -27,7 +27,7 @@ func (p *PID) NrSeenBy(viewer sem.PID) int {
 func (t *Task) semCaller(withUndo bool) sem.Caller {
 	c := t.creds.Load()
 	caller := sem.Caller{
-		PID:     t.tg.leader.Load().pid,
+		PID:     t.tg.leader.Load().pid.Load(),
 		Creds:   sem.Creds{EUID: c.EUID, EGID: c.EGID, CapEffective: c.CapEffective},
 		Sleeper: taskSleeper{t},
 	}
@@ -51,7 +51,7 @@ func (t *Task) undoList() *sem.UndoList {
 // sharer applies the adjustments.
 func (t *Task) exitSem() {
 	if ul := t.semUndo.Swap(nil); ul != nil {
-		ul.Release(t.tg.leader.Load().pid)
+		ul.Release(t.tg.leader.Load().pid.Load())
 	}
 }
 

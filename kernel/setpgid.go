@@ -11,10 +11,9 @@ import (
 // pgid is pid and no such group exists. Errors, in Linux's order: EINVAL
 // for pgid < 0; ESRCH when pid names no task; EINVAL when it names a
 // thread that is not its process's leader; EPERM for a child in another
-// session; ESRCH for a process that is neither the caller's child nor the
-// caller's own; EPERM for a session leader; EPERM when pgid names no
-// group of the caller's session. (EACCES for a child that has exec'd
-// needs exec, which the model does not have.)
+// session; EACCES for a child that has exec'd; ESRCH for a process that is
+// neither the caller's child nor the caller's own; EPERM for a session
+// leader; EPERM when pgid names no group of the caller's session.
 //
 // The moved process's old group, its new group and the caller's group are
 // locked together, and the caller's process while the checks run (its
@@ -26,7 +25,7 @@ func (t *Task) Setpgid(pid, pgid int) error {
 	}
 	ns := t.tg.ns
 	if pid == 0 {
-		pid = t.tg.leader.Load().pid.nrIn(ns)
+		pid = t.tg.leader.Load().pid.Load().nrIn(ns)
 	}
 	if pgid == 0 {
 		pgid = pid
@@ -44,7 +43,7 @@ func (t *Task) Setpgid(pid, pgid int) error {
 			return unix.EINVAL
 		}
 		sp := setpgidOp{caller: t, p: p, old: p.tg.pgrp.Load(), mine: t.tg.pgrp.Load()}
-		sp.id = p.pid
+		sp.id = p.pid.Load()
 		if pgid != pid {
 			sp.id = ns.alloc.Load(pgid)
 		}
@@ -173,10 +172,13 @@ func (sp *setpgidOp) checkLocked(named bool) error {
 		if sp.old.session != sp.mine.session {
 			return unix.EPERM
 		}
+		if ptg.execed.Load() {
+			return unix.EACCES // PF_FORKNOEXEC cleared by exec
+		}
 	} else if ptg != sp.caller.tg {
 		return unix.ESRCH
 	}
-	if p.pid.session.Load() != nil {
+	if p.pid.Load().session.Load() != nil {
 		return unix.EPERM // a session leader
 	}
 	if named && (sp.creates() || sp.target.session != sp.mine.session) {
@@ -197,7 +199,7 @@ func (sp *setpgidOp) moveLocked() {
 	}
 	if sp.creates() {
 		// The new group is the newest: its lock comes last.
-		to = newProcessGroup(sp.p.pid, sp.session)
+		to = newProcessGroup(sp.p.pid.Load(), sp.session)
 		to.mu.Lock()
 		defer to.mu.Unlock()
 	}

@@ -108,7 +108,7 @@ func (t *Task) Sigaction(sig int, act SigAction) (SigAction, error) {
 	if act.Handler < SigDfl || act.Handler > SigHandler {
 		return SigAction{}, unix.EINVAL
 	}
-	return t.tg.sighand.set(sig, act), nil
+	return t.tg.sighand.Load().set(sig, act), nil
 }
 
 // SigactionOf returns the current disposition of sig.
@@ -116,7 +116,7 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 	if !validSignal(sig) {
 		return SigAction{}, unix.EINVAL
 	}
-	return t.tg.sighand.action(sig), nil
+	return t.tg.sighand.Load().action(sig), nil
 }
 
 // sendSignalLocked delivers sig to the process tg (__send_signal_locked
@@ -143,7 +143,25 @@ func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
 	if sig == int(unix.SIGCONT) {
 		tg.continueLocked(b)
 	}
-	act := tg.sighand.action(sig)
+	if sig != int(unix.SIGKILL) && tg.tracer.Load() != nil {
+		// A traced process stops for every signal but SIGKILL, whatever
+		// its disposition (sig_ignored, ptrace_signal): its tracer decides.
+		tg.tracePending |= sigBit(sig)
+		tg.nextTraceSignalLocked()
+		return
+	}
+	tg.actOnSignalLocked(sig, force, b)
+}
+
+// actOnSignalLocked acts on a signal delivered to tg (the rest of
+// sendSignalLocked; also the signal a tracer passes on resuming a
+// tracee).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
+	act := tg.sighand.Load().action(sig)
 	if sigKernelOnly(sig) {
 		act = SigAction{}
 	}
@@ -260,4 +278,4 @@ func signalFromTask(sender *Task, tg *ThreadGroup, sig int, b *exitBatch) {
 // forcesOn reports whether a signal sender sends to tg is forced: the
 // sender is invisible in tg's namespace, so it lives in an ancestor one
 // (send_signal_locked's SEND_SIG_NOINFO case).
-func (sender *Task) forcesOn(tg *ThreadGroup) bool { return sender.pid.nrIn(tg.ns) == 0 }
+func (sender *Task) forcesOn(tg *ThreadGroup) bool { return sender.pid.Load().nrIn(tg.ns) == 0 }

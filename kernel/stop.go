@@ -50,7 +50,7 @@ func (tg *ThreadGroup) doSignalStop() {
 	for pending != 0 && !tg.groupExiting && tg.liveThreads > 0 && !tg.stopped {
 		sig := bits.TrailingZeros64(pending) + 1
 		pending &^= sigBit(sig)
-		if sig != int(unix.SIGSTOP) && (orphaned || tg.sighand.action(sig).Handler != SigDfl) {
+		if sig != int(unix.SIGSTOP) && (orphaned || tg.sighand.Load().action(sig).Handler != SigDfl) {
 			continue
 		}
 		tg.stopped, tg.stopCode, tg.continued = true, int32(sig), false
@@ -88,7 +88,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for _, set := range []uint64{pending & synchronous, pending &^ synchronous} {
 		for ; set != 0; set &= set - 1 {
 			sig := bits.TrailingZeros64(set) + 1
-			if tg.sighand.action(sig).Handler == SigDfl {
+			if tg.sighand.Load().action(sig).Handler == SigDfl {
 				tg.killLocked(tg.fatalStatus(sig), b)
 				return
 			}
@@ -106,6 +106,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopped, tg.stopCode, tg.continued = false, 0, false
 	tg.stopPending, tg.pendingSigs = 0, 0
+	tg.traceStop, tg.tracePending = 0, 0
 	tg.resumeIfRunningLocked()
 }
 
@@ -116,7 +117,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) resumeIfRunningLocked() {
-	if !tg.stopped && tg.stopPending == 0 && tg.resumeCh != nil {
+	if tg.runnableLocked() && tg.resumeCh != nil {
 		close(tg.resumeCh)
 		tg.resumeCh = nil
 	}
@@ -130,7 +131,7 @@ func (tg *ThreadGroup) resumeIfRunningLocked() {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) stopWaitLocked() chan struct{} {
-	if !tg.stopped && tg.stopPending == 0 {
+	if tg.runnableLocked() {
 		return nil
 	}
 	if tg.resumeCh == nil {
@@ -195,7 +196,17 @@ func (t *Task) Stopped() bool {
 	// The process lock guards its job-control state.
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
-	return tg.stopped || tg.stopPending != 0
+	return !tg.runnableLocked()
+}
+
+// runnableLocked reports whether the process is neither stopped (a group
+// stop or a ptrace stop) nor about to stop.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) runnableLocked() bool {
+	return !tg.stopped && tg.stopPending == 0 && tg.traceStop == 0 && tg.tracePending == 0
 }
 
 // orphanedLocked is will_become_orphaned_pgrp: no member other than

@@ -39,8 +39,10 @@ const (
 type Task struct {
 	k  *Kernel
 	tg *ThreadGroup
-	// pid is this thread's pid (its tid in every namespace level).
-	pid *PID
+	// pid is this thread's pid (its tid in every namespace level). It
+	// changes once at most: a non-leader's exec takes the leader's
+	// (exchange_tids).
+	pid atomic.Pointer[PID]
 
 	// state is one of the task states; transitions out of running happen
 	// under tg.mu, the claim of a zombie leader by CAS on tg.exitState.
@@ -105,6 +107,12 @@ type Task struct {
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64
+	// nrTracees counts the processes this thread traces; written under
+	// its process's lock, read without it by exit_ptrace's fast path.
+	nrTracees atomic.Int32
+	// started is the monotonic time of the task's clone; its release
+	// mixes the runtime since then into the entropy pool.
+	started int64
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
@@ -121,8 +129,9 @@ type ThreadGroup struct {
 	ns *PIDNamespace
 	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
 	unkillable bool
-	// sighand is the signal handler table, shared with CLONE_SIGHAND.
-	sighand *SignalHandlers
+	// sighand is the signal handler table, shared with CLONE_SIGHAND;
+	// exec gives the process a private one (unshare_sighand).
+	sighand atomic.Pointer[SignalHandlers]
 
 	// leader is the thread whose pid is the tgid.
 	leader atomic.Pointer[Task]
@@ -192,8 +201,21 @@ type ThreadGroup struct {
 	hasChildSubreaper atomic.Bool
 	rlimits           atomic.Pointer[rlimitTable]
 	pgrp              atomic.Pointer[ProcessGroup]
-	// execSeq counts execs (self_exec_id).
+	// execSeq counts execs (self_exec_id); execed is set by the first
+	// (PF_FORKNOEXEC cleared).
 	execSeq atomic.Uint32
+	execed  atomic.Bool
+	// nonDumpable is the mm's dumpable flag cleared (SUID_DUMP_DISABLE):
+	// set by a change of effective ids, inherited by fork, reset by an
+	// exec whose real and effective ids agree.
+	nonDumpable atomic.Bool
+	// execTask is the thread whose exec is killing the others
+	// (group_exec_task); execWait, when not nil, is closed when one of
+	// them becomes a zombie or is released.
+	// +checklocks:mu
+	execTask *Task
+	// +checklocks:mu
+	execWait chan struct{}
 
 	// The rest is the parent's view of this process, guarded by the
 	// parent's ThreadGroup.mu (checklocks cannot name a lock reached
@@ -216,6 +238,34 @@ type ThreadGroup struct {
 	jobIdx int
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink link[ThreadGroup]
+
+	// ptrace (ptrace.go). tracer is the thread tracing the process, nil
+	// if none; it is set with the tracer's and this process's locks held
+	// and cleared under the tracer's. tracees lists, in this process, the
+	// processes its threads trace.
+	tracer atomic.Pointer[Task]
+	// +checklocks:mu
+	tracees ilist[ThreadGroup]
+	// The tracer's view of this process, guarded by the tracer's
+	// ThreadGroup.mu, as the parent-side state by the parent's: its place
+	// on the tracer's list, the code of a ptrace stop the tracer's wait
+	// may still report (0: none), and an exit that waits for the tracer's
+	// wait (C11).
+	traceLink   link[ThreadGroup]
+	traceReport int32
+	traceZombie bool
+	// The process's own ptrace state: seized with PTRACE_SEIZE, killed
+	// when the tracer exits (PTRACE_O_EXITKILL), the ptrace stop it is in
+	// (its code; 0 when running) and the signals it will stop for (bit
+	// sig-1).
+	// +checklocks:mu
+	ptraceSeized bool
+	// +checklocks:mu
+	ptraceExitKill bool
+	// +checklocks:mu
+	traceStop int32
+	// +checklocks:mu
+	tracePending uint64
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
@@ -248,13 +298,13 @@ func (t *Task) Exited() bool { return t.state.Load() >= taskExiting }
 
 // PIDIn returns the task's tid as seen in ns, or 0 if it is not visible
 // there (task_pid_nr_ns).
-func (t *Task) PIDIn(ns *PIDNamespace) int { return t.pid.nrIn(ns) }
+func (t *Task) PIDIn(ns *PIDNamespace) int { return t.pid.Load().nrIn(ns) }
 
 // TGIDIn returns the task's process id as seen in ns, or 0.
-func (t *Task) TGIDIn(ns *PIDNamespace) int { return t.tg.leader.Load().pid.nrIn(ns) }
+func (t *Task) TGIDIn(ns *PIDNamespace) int { return t.tg.leader.Load().pid.Load().nrIn(ns) }
 
 // Gettid returns the caller's thread id in its own namespace.
-func (t *Task) Gettid() int { return t.pid.nrIn(t.tg.ns) }
+func (t *Task) Gettid() int { return t.pid.Load().nrIn(t.tg.ns) }
 
 // Getpid returns the caller's process id (tgid) in its own namespace.
 func (t *Task) Getpid() int { return t.TGIDIn(t.tg.ns) }

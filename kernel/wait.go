@@ -144,7 +144,14 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			return res, nil
 		}
-		if !t.anyEligibleLocked(sel, opts) {
+		if res, handOff, ok := t.waitTraceeLocked(sel, opts); ok {
+			tg.mu.Unlock()
+			if handOff != nil {
+				handOffTracee(handOff)
+			}
+			return res, nil
+		}
+		if !t.anyEligibleLocked(sel, opts) && !t.anyTraceeLocked(sel, opts) {
 			tg.mu.Unlock()
 			return WaitResult{}, unix.ECHILD
 		}
@@ -212,7 +219,7 @@ func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
 	case sel.pgrp:
 		return c.pgrp.Load().id == sel.pid
 	}
-	return c.leader.Load().pid == sel.pid
+	return c.leader.Load().pid.Load() == sel.pid
 }
 
 // findReadyLocked returns the child do_wait would report and whether it
@@ -350,7 +357,7 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 // +checklocks:t.tg.mu
 func (t *Task) reportJobLocked(c *ThreadGroup, opts int) (WaitResult, bool) {
 	leader := c.leader.Load()
-	res := WaitResult{Pid: leader.pid.nrIn(t.tg.ns), Task: leader}
+	res := WaitResult{Pid: leader.pid.Load().nrIn(t.tg.ns), Task: leader}
 	// As in jobMatchesLocked.
 	c.mu.Lock()
 	consume := opts&unix.WNOWAIT == 0
@@ -448,5 +455,5 @@ func (t *Task) reportLocked(c *ThreadGroup) WaitResult {
 	case status.Signaled():
 		code = CLDKilled
 	}
-	return WaitResult{Pid: leader.pid.nrIn(t.tg.ns), Status: status, Code: code, Task: leader}
+	return WaitResult{Pid: leader.pid.Load().nrIn(t.tg.ns), Status: status, Code: code, Task: leader}
 }

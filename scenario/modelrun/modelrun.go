@@ -41,8 +41,12 @@ type Backend struct {
 	bg   map[scenario.TaskRef]*background
 	// stalled marks tasks whose joined call could never complete.
 	stalled map[scenario.TaskRef]bool
-	ctx     context.Context
-	stop    context.CancelFunc
+	// heirs maps a leader that a non-leader's exec replaced to that
+	// thread: the leader's name goes on standing for the pid it had, as
+	// on the kernel runner, which keeps a task's numbers after it is gone.
+	heirs map[scenario.TaskRef]*kernel.Task
+	ctx   context.Context
+	stop  context.CancelFunc
 }
 
 type background struct {
@@ -67,7 +71,7 @@ func New() (*Backend, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
-		stalled: map[scenario.TaskRef]bool{}, ctx: ctx, stop: stop}, nil
+		stalled: map[scenario.TaskRef]bool{}, heirs: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
 }
 
 // Kernel returns the model the scenario runs on.
@@ -75,7 +79,11 @@ func (b *Backend) Kernel() *kernel.Kernel { return b.k }
 
 // PidIn implements scenario.Backend.
 func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
-	return b.tasks[target].PIDIn(b.tasks[viewer].Namespace())
+	t := b.tasks[target]
+	if heir := b.heirs[target]; heir != nil {
+		t = heir
+	}
+	return t.PIDIn(b.tasks[viewer].Namespace())
 }
 
 // Do implements scenario.Backend.
@@ -190,12 +198,27 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		return b.created(t, func() (*kernel.Task, error) {
 			return t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
 		})
+	case "execve":
+		return b.execve(t)
+	case "ptrace":
+		var target int
+		var addr, data uint64
+		if len(c.Args) > 1 {
+			target = arg(1)
+		}
+		if len(c.Args) > 3 {
+			addr, data = uint64(c.Args[2].Int), uint64(c.Args[3].Int)
+		}
+		return zero(t.Ptrace(arg(0), target, addr, data))
 	case "exit":
 		return done(t.Exit(arg(0)))
 	case "exit_group":
 		return done(t.ExitGroup(arg(0)))
 	case "wait4":
 		r, err := t.Wait4(b.ctx, arg(0), arg(1))
+		if r.Code == kernel.CLDTrapped {
+			r.Code = kernel.CLDStopped // wait4's status cannot tell them apart
+		}
 		return waited(r, err)
 	case "waitid":
 		r, err := t.Waitid(b.ctx, arg(0), arg(1), arg(2))
@@ -256,6 +279,23 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		return b.semctl(t, c.Args)
 	}
 	return errno(unix.ENOSYS)
+}
+
+// execve runs t's exec; when t was not its process's leader, the leader's
+// name now stands for t's pid.
+func (b *Backend) execve(t *kernel.Task) scenario.Result {
+	leader := t.ThreadGroup().Leader()
+	if err := t.Execve(); err != nil {
+		return errno(err)
+	}
+	if leader != t {
+		for ref, u := range b.tasks {
+			if u == leader {
+				b.heirs[scenario.TaskRef(ref)] = t
+			}
+		}
+	}
+	return scenario.Result{Kind: scenario.ResultInt}
 }
 
 // created binds the task a fork or clone made.
@@ -345,9 +385,9 @@ func waited(r kernel.WaitResult, err error) scenario.Result {
 	case kernel.CLDDumped:
 		res.How, res.Code = scenario.Dumped, int(r.Status.Signal())
 	case kernel.CLDStopped:
-		res.How, res.Code = scenario.Stopped, int(r.Status.StopSignal())
+		res.How, res.Code = scenario.Stopped, int(r.Status>>8)&0xffff
 	case kernel.CLDTrapped:
-		res.How, res.Code = scenario.Trapped, int(r.Status.StopSignal())
+		res.How, res.Code = scenario.Trapped, int(r.Status>>8)&0xffff
 	case kernel.CLDContinued:
 		res.How = scenario.Continued
 	}

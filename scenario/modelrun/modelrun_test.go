@@ -90,10 +90,19 @@ init.semctl(S, 0, IPC_RMID) == 0
 	}
 }
 
-// Unimplemented calls fail with ENOSYS instead of pretending.
-func TestUnimplementedCallsSayENOSYS(t *testing.T) {
-	out, _, _ := runText(t, "init.ptrace(PTRACE_TRACEME)\n")
-	if out != "1: init.ptrace(PTRACE_TRACEME) = ENOSYS\n" {
-		t.Fatalf("got %q", out)
+// ptrace and execve run on the model: a non-leader's exec takes the
+// leader's pid and name (D1, de_thread).
+func TestPtraceAndExecveCalls(t *testing.T) {
+	out, errOut, status := runText(t, `A = init.fork()
+A.ptrace(PTRACE_TRACEME) == 0
+A.ptrace(PTRACE_TRACEME) == EPERM
+T = A.clone(CLONE_VM|CLONE_SIGHAND|CLONE_THREAD)
+T.execve() == 0
+T.getpid() == T
+A.getpid() == ESRCH
+init.kill(A, 0) == 0
+`)
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
 	}
 }

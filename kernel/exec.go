@@ -1,0 +1,195 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Execve is the part of execve(2) the process model sees (fs/exec.c
+// begin_new_exec): de_thread kills every other thread of the caller's
+// process and, when the caller is not the leader, gives it the leader's
+// pid and releases the old leader; the process's exec counter
+// (self_exec_id) moves on, so its children's exit signals become SIGCHLD
+// (B7); signal handlers return to SIG_DFL, SIG_IGN aside, with no flags
+// (flush_signal_handlers), in a table of the process's own
+// (unshare_sighand); and the process is marked as exec'd, which setpgid
+// by its parent refuses with EACCES (E1). The saved and filesystem ids
+// become the effective ones, and the process is dumpable again if its
+// real and effective ids agree.
+//
+// Once de_thread has started no thread may join the process (Linux's
+// group_exec_task and the SIGKILL each sibling gets): a sibling's clone
+// fails with EINTR, and a sibling's exit_group ends only that sibling.
+//
+// Errors: ESRCH if the caller has exited; EAGAIN when its process is
+// already exiting or another thread's exec is under way; EINTR when the
+// caller is killed meanwhile (its exit is then under way).
+func (t *Task) Execve() error {
+	tg := t.tg
+	var victims []*Task
+	for {
+		// The process lock orders the start of de_thread against clone
+		// of a thread, group exits and fatal signals.
+		tg.mu.Lock()
+		if t.state.Load() != taskRunning {
+			tg.mu.Unlock()
+			return unix.ESRCH
+		}
+		if resume := tg.stopWaitLocked(); resume != nil {
+			dying := t.dyingChanLocked()
+			tg.mu.Unlock()
+			sleepUntil(resume, dying)
+			continue
+		}
+		if tg.groupExiting || tg.execTask != nil || t.killPending {
+			tg.mu.Unlock()
+			return unix.EAGAIN
+		}
+		tg.execTask = t
+		// zap_other_threads: the siblings exit with status 0, as
+		// do_group_exit makes them while group_exec_task is set.
+		for th := tg.threads.head; th != nil; th = th.threadLink.next {
+			if th != t && th.state.Load() == taskRunning {
+				victims = append(victims, th)
+			}
+		}
+		for _, th := range victims {
+			beginThreadExitLocked(tg, th, 0)
+		}
+		tg.mu.Unlock()
+		break
+	}
+	t.k.finishExits(victims)
+	old, err := t.deThread()
+	if err != nil {
+		return err
+	}
+	if old != nil {
+		old.releaseResources() // release_task(leader), after the locks
+	}
+	return nil
+}
+
+// deThread waits until the caller is its process's only thread but for a
+// zombie leader (de_thread's wait for notify_count), then takes over the
+// leader's place and does the rest of exec's process-wide work. It returns
+// the old leader, to be released by the caller, or nil.
+func (t *Task) deThread() (*Task, error) {
+	tg := t.tg
+	for {
+		// The process lock guards the thread list and the states the
+		// siblings' exits change under it.
+		tg.mu.Lock()
+		if t.killPending {
+			// Killed while waiting: the kill's exit takes over.
+			tg.execTask = nil
+			tg.mu.Unlock()
+			return nil, unix.EINTR
+		}
+		leader := tg.leader.Load()
+		others := tg.threads.len - 1
+		if leader != t && leader.state.Load() == taskZombie {
+			others--
+		}
+		if others > 0 {
+			wake := tg.execWaitChanLocked()
+			dying := t.dyingChanLocked()
+			tg.mu.Unlock()
+			sleepUntil(wake, dying)
+			continue
+		}
+		var old *Task
+		if leader != t {
+			old = leader
+			t.exchangeLeaderLocked(old)
+		}
+		tg.execTask = nil
+		tg.execed.Store(true)
+		c := execCreds(t.creds.Load())
+		t.creds.Store(c)
+		tg.nonDumpable.Store(c.UID != c.EUID || c.GID != c.EGID) // begin_new_exec's set_dumpable
+		tg.execSeq.Add(1)
+		tg.sighand.Store(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
+		tg.mu.Unlock()
+		return old, nil
+	}
+}
+
+// exchangeLeaderLocked makes t, a thread that is exec'ing, the leader of
+// its process in place of old, a zombie: the two swap pids in every
+// namespace level (exchange_tids), so the old leader leaves with t's tid
+// and t keeps the tgid, the process group and session ids and the place
+// on the parent's children list, which the model keeps per process.
+//
+// Preconditions: t.tg.mu is held; old is t's process's zombie leader and
+// t the process's only other thread.
+//
+// +checklocks:t.tg.mu
+func (t *Task) exchangeLeaderLocked(old *Task) {
+	tg := t.tg
+	lp, tp := old.pid.Load(), t.pid.Load()
+	t.pid.Store(lp)
+	old.pid.Store(tp)
+	lp.task.Store(t)
+	tp.task.Store(old)
+	tg.leader.Store(t)
+	if tg.ns.childReaper.Load() == old {
+		tg.ns.childReaper.Store(t)
+	}
+	old.state.Store(taskDead)
+	tg.threads.remove(old, threadLinkOf)
+}
+
+// execCreds are the credentials after exec of a file with no set-id bits
+// or capabilities (cap_bprm_creds_from_file): the saved and filesystem
+// ids follow the effective ones, and a process with no root uid keeps no
+// capability.
+func execCreds(old *Creds) *Creds {
+	c := *old
+	c.SUID, c.FSUID = c.EUID, c.EUID
+	c.SGID, c.FSGID = c.EGID, c.EGID
+	if c.UID != 0 && c.EUID != 0 {
+		c.CapPermitted, c.CapEffective = 0, 0
+	}
+	return &c
+}
+
+// flushedHandlers is flush_signal_handlers(t, 0): every handled signal
+// returns to SIG_DFL, an ignored one stays ignored, and no flag is kept.
+func flushedHandlers(cur *sigTable) *sigTable {
+	var next sigTable
+	for i, act := range cur {
+		if act.Handler == SigIgn {
+			next[i].Handler = SigIgn
+		}
+	}
+	return &next
+}
+
+// execWaitChanLocked returns the channel closed when a thread of tg that
+// an exec waits for becomes a zombie or is released.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) execWaitChanLocked() chan struct{} {
+	if tg.execWait == nil {
+		tg.execWait = make(chan struct{})
+	}
+	return tg.execWait
+}
+
+// wakeExecLocked wakes an exec waiting for its siblings to be gone.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) wakeExecLocked() {
+	if tg.execWait != nil {
+		close(tg.execWait)
+		tg.execWait = nil
+	}
+}
+
+// Execed reports whether the process has exec'd since its fork (the
+// clearing of PF_FORKNOEXEC).
+func (tg *ThreadGroup) Execed() bool { return tg.execed.Load() }

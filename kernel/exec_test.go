@@ -1,0 +1,137 @@
+package kernel_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel"
+)
+
+// B7, E1, de_thread: a non-leader's exec kills the other threads, takes
+// the leader's pid (the old leader is released, its tid goes with it),
+// resets handled signals to SIG_DFL but keeps SIG_IGN, makes the parent's
+// setpgid fail with EACCES, and hands the dead threads' children to the
+// exec'er.
+func TestExecveDeThread(t *testing.T) {
+	k, init := newKernel(t)
+	p := fork(t, init)
+	pid := p.Getpid()
+	a := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+	b := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+	bTid := b.Gettid()
+	child := clone(t, a, kernel.CloneArgs{ExitSignal: int(unix.SIGUSR1)})
+	mustOK(t, errOf(p.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})))
+	mustOK(t, errOf(p.Sigaction(int(unix.SIGHUP), kernel.SigAction{Handler: kernel.SigIgn, Flags: 0x4})))
+	mustOK(t, errOf(b.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Handler: kernel.SigHandler, Flags: kernel.SaNoCldWait})))
+
+	mustOK(t, b.Execve())
+	if !p.Exited() || !a.Exited() || b.Exited() {
+		t.Fatalf("after exec: leader exited %v, sibling exited %v, exec'er exited %v", p.Exited(), a.Exited(), b.Exited())
+	}
+	if b.Getpid() != pid || b.Gettid() != pid || b.ThreadGroup().Leader() != b {
+		t.Fatalf("exec'er: pid %d tid %d, want the old leader's %d", b.Getpid(), b.Gettid(), pid)
+	}
+	if got := k.RootNamespace().Lookup(bTid); got != nil {
+		t.Fatalf("the exec'er's old tid %d still names a task", bTid)
+	}
+	if got := k.RootNamespace().Lookup(pid); got != b {
+		t.Fatalf("pid %d names %v, want the exec'er", pid, got)
+	}
+	for sig, want := range map[unix.Signal]kernel.SigAction{
+		unix.SIGUSR2: {Handler: kernel.SigDfl}, unix.SIGHUP: {Handler: kernel.SigIgn}, unix.SIGCHLD: {},
+	} {
+		if got, _ := b.SigactionOf(int(sig)); got != want {
+			t.Errorf("%v after exec: %+v, want %+v", sig, got, want)
+		}
+	}
+	if child.Getppid() != pid {
+		t.Fatalf("child's parent %d, want the exec'er's pid %d", child.Getppid(), pid)
+	}
+	if err := init.Setpgid(pid, 0); err != unix.EACCES {
+		t.Fatalf("setpgid of an exec'd child: %v, want EACCES", err)
+	}
+	mustOK(t, child.Exit(4))
+	if r := waitChild(t, b, child.Getpid(), unix.WALL|unix.WNOHANG); r.Status.ExitStatus() != 4 {
+		t.Fatalf("child's status %v", r.Status)
+	}
+	mustOK(t, b.ExitGroup(3))
+	if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 3 {
+		t.Fatalf("process status %v, want exit 3", r.Status)
+	}
+	checkInvariants(t, k, "after exec")
+	finish(t, k)
+}
+
+func errOf[T any](_ T, err error) error { return err }
+
+// Hard case: exec's de_thread against clone of a new thread and
+// exit_group in the same process. A thread cloned before de_thread is
+// killed; afterwards clone fails with EINTR (or ESRCH for a cloner already
+// killed); the exec'er ends as the process's only thread, with the
+// leader's pid; an exit_group during de_thread ends only its caller.
+func TestStressExecVsClone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 2))
+	k, init := newKernel(t)
+	outcomes := map[string]int{}
+	for i := range iterations(400) {
+		p := fork(t, init)
+		pid := p.Getpid()
+		a := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		b := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		execer, cloner, other := b, a, p
+		if i%2 == 1 {
+			execer, cloner, other = p, a, b
+		}
+		var nt *kernel.Task
+		var cerr, xerr, gerr error
+		concurrently(t, rng,
+			func() { xerr = execer.Execve() },
+			func() { nt, cerr = cloner.Clone(kernel.CloneArgs{Flags: threadFlags}) },
+			func() {
+				if i%4 >= 2 {
+					gerr = other.ExitGroup(9)
+				}
+			})
+		if gerr != nil && !isOneOf(gerr, unix.ESRCH) {
+			t.Fatalf("iteration %d: exit_group during exec: %v", i, gerr) // ESRCH: killed by the exec first
+		}
+		if xerr != nil {
+			// exit_group won: the whole process died before the exec
+			// could start.
+			if !isOneOf(xerr, unix.ESRCH, unix.EAGAIN, unix.EINTR) || !execer.Exited() {
+				t.Fatalf("iteration %d: exec: %v, exec'er exited %v", i, xerr, execer.Exited())
+			}
+			outcomes["exit_group first"]++
+			if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 9 {
+				t.Fatalf("iteration %d: status %v, want exit 9", i, r.Status)
+			}
+			expectOnlyInit(t, k, i)
+			continue
+		}
+		switch {
+		case cerr != nil && isOneOf(cerr, unix.EINTR, unix.ESRCH):
+			outcomes["clone refused"]++
+		case cerr != nil:
+			t.Fatalf("iteration %d: clone during exec: %v", i, cerr)
+		case !nt.Exited():
+			t.Fatalf("iteration %d: thread %d cloned during exec survived it", i, nt.Gettid())
+		default:
+			outcomes["thread killed by exec"]++
+		}
+		if execer.Exited() || execer.Getpid() != pid || execer.Gettid() != pid {
+			t.Fatalf("iteration %d: exec'er exited %v, pid %d tid %d, want %d", i, execer.Exited(), execer.Getpid(), execer.Gettid(), pid)
+		}
+		if !other.Exited() || !cloner.Exited() {
+			t.Fatalf("iteration %d: a sibling survived the exec", i)
+		}
+		checkInvariants(t, k, "after exec vs clone")
+		mustOK(t, execer.ExitGroup(0))
+		if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 0 {
+			t.Fatalf("iteration %d: status %v", i, r.Status)
+		}
+		expectOnlyInit(t, k, i)
+	}
+	t.Logf("outcomes: %v", outcomes)
+}

@@ -56,10 +56,18 @@
 //     "lower serial first" is the order in which reparenting needs them.
 //     An operation that finds it needs a lower-serial lock while holding a
 //     higher one drops what it holds, takes both in order and revalidates.
+//     Linking a tracee to its tracer (ptrace.go) holds both processes'
+//     locks, lower serial first, since the two need not be related; the
+//     tracer's lock guards its tracee list and its view of each tracee,
+//     the tracee's lock its own ptrace state.
 //  3. SignalHandlers.mu.
 //  4. User.mu, two users in increasing uid (setuid); nothing else is taken
 //     while one is held.
 //  5. pid.Allocator.mu (a leaf).
+//
+// entropy's shard locks are taken with no kernel lock held: a released
+// task's runtime is mixed in after release_task's critical sections
+// (seed 004).
 //
 // The lockstat package checks this order at run time in every test.
 //
@@ -76,6 +84,10 @@
 //     wins (C9).
 //   - Pids, users' counts and entropy are released after every critical
 //     section (release_task's tail in Linux 6.15).
+//   - A task is traced once TRACEME or ATTACH links it under its own and
+//     the tracer's lock; TRACEME links only to a parent not yet marked
+//     exiting under the parent's lock, so a tracer's exit_ptrace, which
+//     runs after that mark, sees every link (D10, seed 000).
 //   - A process stops when its stop signal is acted on under its
 //     ThreadGroup.mu (asynchronously after the kill, as Linux's target
 //     acts on it when it next runs; Kernel.Quiesce waits for it); it

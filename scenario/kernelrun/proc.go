@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -148,6 +149,21 @@ func pidfdTid(fd int) (int, error) {
 
 // processAlive reports whether a thread of process tgid has not exited.
 func processAlive(tgid int) bool {
+	// A non-leader's execve swaps its tid with the leader's while the
+	// leader goes: a listing read in that instant can show only a zombie
+	// and a tid that no longer exists. A process really gone stays gone,
+	// so a few looks a millisecond apart tell the two apart.
+	for range 3 {
+		if processAliveNow(tgid) {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
+}
+
+// processAliveNow is one look at the process's threads.
+func processAliveNow(tgid int) bool {
 	ents, err := os.ReadDir("/proc/" + strconv.Itoa(tgid) + "/task")
 	if err != nil {
 		return false

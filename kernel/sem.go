@@ -66,8 +66,9 @@ func (t *Task) Semget(key int32, nsems, flags int) (int, error) {
 	return t.ipcNS.Load().Semget(t.semCaller(false), key, nsems, flags)
 }
 
-// Semop is semop(2). A blocked call ends with EINTR when ctx is done or
-// the task is killed.
+// Semop is semop(2). A blocked call ends with EINTR when ctx is done, the
+// task is killed, or a handled or stop signal interrupts it (ipc/sem.c
+// returns -EINTR, which is never restarted, even with SA_RESTART).
 func (t *Task) Semop(ctx context.Context, id int, ops []sem.Sembuf) error {
 	return t.Semtimedop(ctx, id, ops, nil)
 }
@@ -81,7 +82,18 @@ func (t *Task) Semtimedop(ctx context.Context, id int, ops []sem.Sembuf, timeout
 	for _, op := range ops {
 		withUndo = withUndo || op.Flg&sem.SEM_UNDO != 0
 	}
-	return t.ipcNS.Load().Semtimedop(ctx, t.semCaller(withUndo), id, ops, timeout)
+	err := t.ipcNS.Load().Semtimedop(ctx, t.semCaller(withUndo), id, ops, timeout)
+	// The process lock guards the interrupt state the call takes; the
+	// sleeper has left its queue by now.
+	t.tg.mu.Lock()
+	sig := t.disarmLocked()
+	t.tg.mu.Unlock()
+	if sig != 0 && sig != int(unix.SIGKILL) {
+		// A stop the signal began holds the call until the process is
+		// continued (get_signal runs before the return to user space).
+		t.waitRunnable(ctx)
+	}
+	return err
 }
 
 // Semctl is semctl(2).
@@ -93,18 +105,21 @@ func (t *Task) Semctl(id, semnum, cmd int, arg sem.Semun) (int, error) {
 }
 
 // taskSleeper lets a blocking semaphore call report that its task sleeps,
-// for Task.Sleeping, and be interrupted when the task is killed.
+// for Task.Sleeping, and be interrupted when the task is killed or sent a
+// handled or stop signal (signal_wake_up of an interruptible sleep in
+// ipc/sem.c's do_semtimedop).
 type taskSleeper struct{ t *Task }
 
 func (s taskSleeper) Sleeping(pending func() bool) <-chan struct{} {
 	t := s.t
-	// dying is made under the process lock, which also orders it against
-	// a concurrent kill.
+	// The channels are made and the sleep armed under the process lock,
+	// which orders them against a concurrent kill or signal.
 	t.tg.mu.Lock()
-	dying := t.dyingChanLocked()
+	dying, intr := t.dyingChanLocked(), t.armLocked()
 	t.tg.mu.Unlock()
-	t.sleepingOn.Store(&sleep{pending: pending, dying: dying})
-	return dying
+	t.sleepingOn.Store(&sleep{pending: pending, dying: dying, intr: intr})
+	// intr is closed by SIGKILL too (markKilledLocked, armLocked).
+	return intr
 }
 
 func (s taskSleeper) Awake() { s.t.sleepingOn.Store(nil) }

@@ -124,7 +124,8 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 // for a sender in an ancestor pid namespace, which may kill or stop a
 // namespace init with SIGKILL or SIGSTOP, and for signals the kernel
 // generates. SIGCONT continues a stopped process whatever its disposition;
-// a handled signal has no effect the model can observe; a default-action
+// a handled signal interrupts the interruptible sleep (wait4, waitid,
+// semop) of the thread complete_signal picks (sigintr.go); a default-action
 // stop signal stops the process soon after (stop.go); a fatal one makes
 // the whole group exit, or waits until a stopped process is continued.
 //
@@ -137,6 +138,17 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
+	tg.sendSignalToLocked(nil, sig, force, b)
+}
+
+// sendSignalToLocked is sendSignalLocked for a signal that thread target
+// of tg takes, or, when target is nil, the thread complete_signal picks.
+//
+// Preconditions: tg.mu is held; target, if not nil, is a running thread
+// of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
 	if !validSignal(sig) || tg.groupExiting || tg.liveThreads == 0 {
 		return // prepare_signal: a dying process drops what it is sent
 	}
@@ -150,7 +162,7 @@ func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
 		tg.nextTraceSignalLocked()
 		return
 	}
-	tg.actOnSignalLocked(sig, force, b)
+	tg.actOnSignalToLocked(target, sig, force, b)
 }
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
@@ -161,6 +173,17 @@ func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
+	tg.actOnSignalToLocked(nil, sig, force, b)
+}
+
+// actOnSignalToLocked is actOnSignalLocked for a signal that thread
+// target takes (nil: the thread complete_signal picks). A handled signal
+// and a stop wake the target's interruptible sleep (signal_wake_up).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
 	act := tg.sighand.Load().action(sig)
 	if sigKernelOnly(sig) {
 		act = SigAction{}
@@ -168,11 +191,17 @@ func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
 	switch {
 	case tg.unkillable && act.Handler == SigDfl && !(force && sigKernelOnly(sig)):
 		return // sig_task_ignored: inits ignore what they do not handle
+	case act.Handler == SigIgn:
+		return
 	case act.Handler != SigDfl:
+		tg.wakeSignalTargetLocked(target, sig)
 		return
 	case sigDefaultIgnored(sig):
 		return
 	case sigDefaultStops(sig):
+		if !tg.stopped {
+			tg.wakeSignalTargetLocked(target, sig)
+		}
 		tg.queueStopLocked(sig)
 		return
 	case tg.stopped && sig != int(unix.SIGKILL):
@@ -192,11 +221,28 @@ func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
 // +checklocks:tg.mu
 func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 	if t.state.Load() == taskRunning {
-		tg.sendSignalLocked(sig, force, nil)
+		tg.sendSignalToLocked(t, sig, force, nil)
 		return
 	}
 	if sig == int(unix.SIGCONT) && !tg.groupExiting && tg.liveThreads > 0 {
 		tg.continueLocked(nil)
+	}
+}
+
+// wakeSignalTargetLocked is complete_signal's signal_wake_up: target, or
+// the thread complete_signal picks when target is nil, has its
+// interruptible sleep interrupted by sig.
+//
+// Preconditions: tg.mu is held; target, if not nil, is a thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
+	if target == nil {
+		target = tg.signalTargetLocked()
+	}
+	if target != nil {
+		target.interruptLocked(sig)
 	}
 }
 

@@ -79,6 +79,16 @@ type Task struct {
 	// calls select on it. It is made on first use.
 	// +checklocks:tg.mu
 	dying chan struct{}
+	// intrArmed is set while the thread sleeps in an interruptible call
+	// (wait4, waitid, semop); intr, made on first use, is closed when a
+	// signal interrupts that sleep, and intrSig records which one until
+	// the call takes it (sigintr.go).
+	// +checklocks:tg.mu
+	intrArmed bool
+	// +checklocks:tg.mu
+	intr chan struct{}
+	// +checklocks:tg.mu
+	intrSig int
 
 	// groupDead is set on the thread whose exit ended its process (the
 	// last live thread: group_dead in do_exit).
@@ -322,17 +332,20 @@ func (t *Task) Getppid() int {
 // Parent returns the parent thread (real_parent).
 func (t *Task) Parent() *Task { return t.tg.parent.Load() }
 
-// Sleeping reports whether the task is blocked in wait4 or waitid with no
-// wake-up pending: it will not return until another task acts. Runners
+// Sleeping reports whether the task is blocked in wait4, waitid or semop
+// with no wake-up (a kill or an interrupting signal included) pending: it will not return until another task acts. Runners
 // use it to tell a blocked background call from one still working.
 func (t *Task) Sleeping() bool {
 	s := t.sleepingOn.Load()
 	if s == nil {
 		return false
 	}
-	// A kill is a wake-up too: the call is about to return EINTR.
+	// A kill or a signal is a wake-up too: the call is about to return
+	// EINTR, restart, or stop.
 	select {
 	case <-s.dying:
+		return false
+	case <-s.intr:
 		return false
 	default:
 	}
@@ -351,8 +364,8 @@ func (t *Task) Sleeping() bool {
 // its process's wait channel or, for a semaphore operation, a test of
 // whether a waker has completed it.
 type sleep struct {
-	wake, dying <-chan struct{}
-	pending     func() bool
+	wake, dying, intr <-chan struct{}
+	pending           func() bool
 }
 
 // dyingChanLocked returns the channel closed when the task is killed.
@@ -384,6 +397,7 @@ func (t *Task) markKilledLocked() {
 	if t.dying != nil {
 		close(t.dying)
 	}
+	t.interruptLocked(int(unix.SIGKILL))
 }
 
 // wakeWaitersLocked wakes every thread waiting in wait4/waitid on tg

@@ -99,8 +99,20 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // doWait is do_wait: report a ready eligible child, or sleep on the
 // process's wait event until one is ready, or fail with ECHILD when none
 // is eligible.
+//
+// A signal that interrupts the sleep (sigintr.go) makes do_wait return
+// -ERESTARTSYS once a rescan finds nothing to report: a handler without
+// SA_RESTART ends the call with EINTR; a stop, SA_RESTART or a signal no
+// longer handled restarts it. A stop takes the thread out of the call
+// until it is continued; a handled signal taken meanwhile without
+// SA_RESTART then ends it with EINTR without a rescan, as handle_signal
+// runs before the restart would.
 func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResult, error) {
 	tg := t.tg
+	t.arm() // the whole call is interruptible, its scans included
+	defer t.disarm()
+	sig := 0            // an interrupting signal taken and not yet acted on
+	outForStop := false // the call left to stop and has not restarted
 	for {
 		if !sel.all && !sel.exists() {
 			return WaitResult{}, unix.ECHILD // C4
@@ -114,12 +126,22 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		if resume := tg.stopWaitLocked(); resume != nil {
 			// A stopped process makes no progress until continued.
-			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
-			if err := t.sleepOn(ctx, resume, dying); err != nil {
+			s, err := t.sleepIntr(ctx, resume)
+			if err != nil {
 				return WaitResult{}, err
 			}
+			sig = firstSignal(sig, s)
+			outForStop = true
 			continue
+		}
+		if outForStop {
+			outForStop = false
+			if sig != 0 && !t.waitRestarts(sig) {
+				tg.mu.Unlock()
+				return WaitResult{}, unix.EINTR
+			}
+			sig = 0 // restarted
 		}
 		c, exited := t.findReadyLocked(sel, opts)
 		if c != nil && !exited {
@@ -159,26 +181,35 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			tg.mu.Unlock()
 			return WaitResult{}, nil
 		}
-		wake, dying := tg.waitChanLocked(), t.dyingChanLocked()
+		if sig != 0 {
+			// -ERESTARTSYS: nothing to report and a signal pending.
+			if !t.waitRestarts(sig) {
+				tg.mu.Unlock()
+				return WaitResult{}, unix.EINTR
+			}
+			sig = 0
+		}
+		wake := tg.waitChanLocked()
 		tg.mu.Unlock()
-		if err := t.sleepOn(ctx, wake, dying); err != nil {
+		s, err := t.sleepIntr(ctx, wake)
+		if err != nil {
 			return WaitResult{}, err
 		}
+		sig = s
 	}
 }
 
-// sleepOn blocks until wake is closed (nil), or the task is killed or ctx
-// is done (EINTR).
-func (t *Task) sleepOn(ctx context.Context, wake, dying <-chan struct{}) error {
-	t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
-	defer t.sleepingOn.Store(nil)
-	select {
-	case <-wake:
-		return nil
-	case <-dying:
-	case <-ctx.Done():
+// firstSignal keeps the first interrupting signal a call took, unless it
+// was a stop, which a later signal overrides (a handler's restart rule
+// then decides the call); SIGKILL overrides any.
+func firstSignal(cur, next int) int {
+	switch {
+	case next == 0:
+		return cur
+	case cur == 0, next == int(unix.SIGKILL), sigDefaultStops(cur):
+		return next
 	}
-	return unix.EINTR
+	return cur
 }
 
 // exists is pid_has_task for the selector's pid type.

@@ -1,0 +1,215 @@
+package kernel
+
+import (
+	"context"
+
+	"golang.org/x/sys/unix"
+)
+
+// Signals that interrupt a sleeping system call (kernel/signal.c
+// complete_signal and signal_wake_up; the syscall-restart rules of
+// arch/x86/kernel/signal.c handle_signal and do_signal).
+//
+// A thread in wait4 or waitid, or asleep in semop, is armed: a signal
+// delivered to it — a handled one, a stop, or SIGKILL — closes its
+// interrupt channel under its process's lock (signal_wake_up) and records
+// the signal. The call wakes, takes the signal under the same lock (which
+// replaces the channel) and decides what to do with it: semop returns
+// EINTR whatever the signal (ipc/sem.c's -EINTR, never restarted); wait4
+// and waitid return EINTR for a handler without SA_RESTART and otherwise
+// go on waiting (do_wait's -ERESTARTSYS, restarted after a stop or by
+// SA_RESTART). A thread that is not asleep in such a call takes no
+// interrupt: Linux would run the handler on its way back to user space,
+// which the model cannot observe.
+//
+// Between the delivery and the call taking the signal the interrupt is
+// counted by Kernel.Quiesce, as Linux's target acts on it before it runs
+// anything else: a runner that quiesces after a kill sees the sleeper gone
+// from its semaphore queue, or the wait restarted.
+
+// SaRestart is SA_RESTART: a wait4 or waitid interrupted by the handled
+// signal is restarted rather than failing with EINTR.
+const SaRestart = 0x10000000
+
+// signalTargetLocked is complete_signal's choice of the thread that takes
+// a process-directed signal: the leader if it is running (wants_signal of
+// the main thread), else the first running thread; nil if none is.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) signalTargetLocked() *Task {
+	if l := tg.leader.Load(); l.state.Load() == taskRunning && !l.killPending {
+		return l
+	}
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.state.Load() == taskRunning && !t.killPending {
+			return t
+		}
+	}
+	return nil
+}
+
+// interruptLocked is signal_wake_up for a thread in an interruptible
+// call: the call wakes and will take sig. A thread in no such call is
+// left alone. A thread already interrupted keeps the first signal (the
+// first handle_signal decides the call's fate), unless that was a stop
+// (firstSignal).
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) interruptLocked(sig int) {
+	if !t.intrArmed {
+		return
+	}
+	if t.intrSig != 0 {
+		t.intrSig = firstSignal(t.intrSig, sig)
+		return
+	}
+	t.intrSig = sig
+	t.intrChanLocked()
+	close(t.intr)
+	t.k.async.Add(1) // until the call takes it (disarmLocked)
+}
+
+// intrChanLocked returns the channel closed when the thread's current
+// sleep is interrupted, making it on first use.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) intrChanLocked() chan struct{} {
+	if t.intr == nil {
+		t.intr = make(chan struct{})
+	}
+	return t.intr
+}
+
+// armLocked marks the thread asleep in an interruptible call and returns
+// the channel that a signal closes. A thread already killed is
+// interrupted at once, so the channel also fires on SIGKILL.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) armLocked() <-chan struct{} {
+	t.intrArmed = true
+	ch := t.intrChanLocked()
+	if t.killPending {
+		t.interruptLocked(int(unix.SIGKILL))
+	}
+	return ch
+}
+
+// disarmLocked ends an interruptible call and returns the signal that
+// interrupted it and that it has not taken, or 0.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) disarmLocked() int {
+	t.intrArmed = false
+	return t.takeLocked()
+}
+
+// takeLocked takes the signal that interrupted the call, or 0; the call
+// stays armed. A taken interrupt's channel is replaced, so the next sleep
+// waits on a fresh one.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) takeLocked() int {
+	sig := t.intrSig
+	if sig != 0 {
+		t.intrSig = 0
+		t.intr = nil
+		t.k.async.Add(-1)
+	}
+	return sig
+}
+
+// waitRestarts reports whether a wait4 or waitid interrupted by sig goes
+// on: do_wait returns -ERESTARTSYS, which handle_signal turns into EINTR
+// only for a handler without SA_RESTART; after a stop, or a signal no
+// longer handled, the call is restarted.
+func (t *Task) waitRestarts(sig int) bool {
+	if sig == int(unix.SIGKILL) {
+		return false
+	}
+	act := t.tg.sighand.Load().action(sig)
+	return act.Handler != SigHandler || act.Flags&SaRestart != 0
+}
+
+// arm marks the task in an interruptible call (armLocked).
+func (t *Task) arm() {
+	// The process lock orders arming against a delivery.
+	t.tg.mu.Lock()
+	t.armLocked()
+	t.tg.mu.Unlock()
+}
+
+// disarm ends an interruptible call (disarmLocked).
+func (t *Task) disarm() {
+	// The process lock guards the interrupt state.
+	t.tg.mu.Lock()
+	t.disarmLocked()
+	t.tg.mu.Unlock()
+}
+
+// sleepIntr blocks, in an armed call, until wake is closed, or the task
+// is killed, a signal interrupts it (at once if one did since the call
+// last took one) or ctx is done. It returns the signal taken (0 if none)
+// and EINTR when the task was killed or ctx is done.
+func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error) {
+	tg := t.tg
+	// The process lock guards the channels and orders them against a
+	// delivery.
+	tg.mu.Lock()
+	dying, intr := t.dyingChanLocked(), t.intrChanLocked()
+	tg.mu.Unlock()
+	t.sleepingOn.Store(&sleep{wake: wake, dying: dying, intr: intr})
+	var err error
+	select {
+	case <-wake:
+	case <-intr:
+	case <-dying:
+		err = unix.EINTR
+	case <-ctx.Done():
+		err = unix.EINTR
+	}
+	t.sleepingOn.Store(nil)
+	// The process lock guards the interrupt state the call takes.
+	tg.mu.Lock()
+	sig := t.takeLocked()
+	tg.mu.Unlock()
+	if sig == int(unix.SIGKILL) {
+		err = unix.EINTR
+	}
+	return sig, err
+}
+
+// waitRunnable blocks, after a call took an interrupting signal, until
+// its process runs again: a stop the signal began ends the call only once
+// the process is continued (get_signal's do_signal_stop runs before the
+// call returns to user space). Signals that arrive meanwhile are taken
+// and dropped.
+func (t *Task) waitRunnable(ctx context.Context) {
+	tg := t.tg
+	t.arm()
+	defer t.disarm()
+	for {
+		// The process lock guards its job-control state.
+		tg.mu.Lock()
+		resume := tg.stopWaitLocked()
+		tg.mu.Unlock()
+		if resume == nil {
+			return
+		}
+		if _, err := t.sleepIntr(ctx, resume); err != nil {
+			return
+		}
+	}
+}

@@ -21,13 +21,7 @@ func (t *Task) traceeMatchesLocked(c *ThreadGroup, sel waitSelector, opts int) b
 	if opts&unix.WNOTHREAD != 0 && c.tracer.Load() != t {
 		return false
 	}
-	switch {
-	case sel.all:
-		return true
-	case sel.pgrp:
-		return c.pgrp.Load().id == sel.pid
-	}
-	return c.leader.Load().pid.Load() == sel.pid
+	return sel.matches(c)
 }
 
 // waitTraceeLocked reports the first tracee with a stop or an exit to

@@ -244,6 +244,12 @@ func (t *Task) eligibleLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
 	if opts&unix.WNOTHREAD != 0 && c.parent.Load() != t {
 		return false
 	}
+	return sel.matches(c)
+}
+
+// matches reports whether process c is one the selector names: any, the
+// members of a process group, or the process whose leader has the pid.
+func (sel waitSelector) matches(c *ThreadGroup) bool {
 	switch {
 	case sel.all:
 		return true

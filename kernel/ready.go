@@ -142,6 +142,34 @@ func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
 	}
 }
 
+// setExitSignalLocked changes child c's exit signal, moving it to the wait
+// class the new signal puts it in.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process.
+//
+// +checklocks:ptg.mu
+func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+	if c.exitSignal == sig {
+		return
+	}
+	ready, job := c.readyIdx >= 0, c.jobIdx >= 0
+	if ready {
+		ptg.unmarkReadyLocked(c)
+	}
+	if job {
+		ptg.unmarkJobLocked(c)
+	}
+	ptg.nrChildren[waitClass(c.exitSignal)]--
+	c.exitSignal = sig
+	ptg.nrChildren[waitClass(sig)]++
+	if ready {
+		ptg.markReadyLocked(c)
+	}
+	if job {
+		ptg.markJobLocked(c)
+	}
+}
+
 // adoptLocked makes thread p of ptg the parent of c, at the end of p's
 // children list (list_add_tail, list_splice_tail).
 //

@@ -67,7 +67,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		pr.live++
 	} else {
 		np := &process{leader: t, threads: []*task{t}, ns: ns, live: 1, rlim: pr.rlim,
-			pgrp: pr.pgrp, sess: pr.sess, joined: m.next()}
+			pgrp: pr.pgrp, sess: pr.sess, joined: m.next(), execSeq: pr.execSeq}
 		t.proc = np
 		if has(unix.CLONE_SIGHAND) {
 			np.sighand = pr.sighand
@@ -78,9 +78,11 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		if has(unix.CLONE_PARENT) {
 			np.parent = pr.parent
 			np.exitSignal = pr.exitSignal // the caller's group leader's
+			np.parentExecSeq = pr.parentExecSeq
 		} else {
 			np.parent = cur
 			np.exitSignal = exitSignal & 0xff
+			np.parentExecSeq = pr.execSeq
 		}
 		// is_child_reaper: pid 1 of its namespace becomes its init.
 		if p.nrs[ns.level] == 1 {

@@ -245,6 +245,10 @@ func (m *Model) becomeZombie(t *task) {
 func (m *Model) notifyParent(pr *process) bool {
 	pp := pr.parent.proc
 	sig := pr.exitSignal
+	if sig != int(unix.SIGCHLD) && pr.parentExecSeq != pp.execSeq {
+		m.hits["exit signal reset by parent's exec"]++
+		sig = int(unix.SIGCHLD) // the parent changed security domain
+	}
 	act := pp.sighand.act[unix.SIGCHLD]
 	autoreap := false
 	if sig == int(unix.SIGCHLD) && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0) {

@@ -183,6 +183,10 @@ type process struct {
 	continued   bool
 	stopPending uint64
 	pendingSigs uint64
+	// execSeq is self_exec_id; parentExecSeq the parent's when this
+	// process was made (parent_exec_id); execed clears PF_FORKNOEXEC.
+	execSeq, parentExecSeq int
+	execed                 bool
 }
 
 // Model is the whole system.

@@ -143,6 +143,9 @@ func (m *Model) Setpgid(tid, upid, pgid int) error {
 		if pr.sess != t.proc.sess {
 			return unix.EPERM
 		}
+		if pr.execed {
+			return unix.EACCES // PF_FORKNOEXEC cleared
+		}
 	} else if pr != t.proc {
 		return unix.ESRCH
 	}

@@ -436,6 +436,19 @@ func (mt *machine) Tgkill(t *rapid.T) {
 	mt.checkErr(fmt.Sprintf("tgkill(%d, %d, %d, %d)", tid, tgid, ttid, sig), kerr, rerr)
 }
 
+// Execve execs in the calling thread.
+func (mt *machine) Execve(t *rapid.T) {
+	tid, kt := mt.actor(t)
+	in, _ := mt.m.Info(tid)
+	kerr := kt.Execve()
+	var rerr error
+	mt.apply(func(m *Model) { rerr = m.Execve(tid) })
+	mt.checkErr(fmt.Sprintf("execve(%d)", tid), kerr, rerr)
+	if kerr == nil {
+		mt.kt[in.Tgid] = kt // a non-leader took the leader's pid
+	}
+}
+
 // Check compares the two systems after every step.
 func (mt *machine) Check(t *rapid.T) {
 	mt.k.Quiesce()
@@ -515,7 +528,7 @@ func actions(mt *machine) map[string]func(*rapid.T) {
 		"Sigaction": mt.Sigaction, "Subreaper": mt.Subreaper, "Pdeathsig": mt.Pdeathsig,
 		"Setsid": mt.Setsid, "Churn": mt.Churn, "Setpgid": mt.Setpgid, "Setpgid2": mt.Setpgid,
 		"Getpriority": mt.Getpriority, "Setpriority": mt.Setpriority, "Kill": mt.Kill, "Kill2": mt.Kill,
-		"Tgkill": mt.Tgkill, "": mt.Check,
+		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "": mt.Check,
 	}
 }
 

@@ -1,0 +1,76 @@
+package refmodel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// Execve is the process-model part of execve(2) (fs/exec.c
+// begin_new_exec and de_thread). Every other thread of the caller's
+// process exits (zap_other_threads; they report status 0, as do_group_exit
+// makes them with group_exec_task set). A caller that is not the leader
+// then takes the leader's place: the two exchange pids (exchange_tids),
+// the caller inherits the leader's place in the task list, and the old
+// leader, by now a zombie, is released. The process's exit signal becomes
+// SIGCHLD when a non-leader execs ("tsk->exit_signal = SIGCHLD"), since
+// the caller's own exit signal was -1.
+//
+// The rest is process-wide: self_exec_id moves on, so children made
+// before the exec report with SIGCHLD (do_notify_parent); the handler
+// table is the process's own again (unshare_sighand) with every handled
+// signal back at SIG_DFL and SIG_IGN kept (flush_signal_handlers);
+// PF_FORKNOEXEC is cleared, which makes the parent's setpgid fail with
+// EACCES; the saved and filesystem uids follow the effective one and a
+// process with no root uid keeps no capability (cap_bprm_creds_from_file
+// for a file with no set-id bits).
+func (m *Model) Execve(tid int) error {
+	t := m.task(tid)
+	if t == nil || t.state != running {
+		return unix.ESRCH
+	}
+	pr := t.proc
+	if pr.groupExit {
+		return unix.EAGAIN
+	}
+	var victims []*task
+	for _, o := range pr.threads {
+		if o != t && o.state == running {
+			m.beginExit(o, 0)
+			victims = append(victims, o)
+		}
+	}
+	for _, o := range victims {
+		m.exitNotify(o)
+	}
+	if old := pr.leader; old != t {
+		m.hits["exec by a non-leader"]++
+		lp, tp := old.pid, t.pid
+		t.pid, old.pid = lp, tp
+		lp.task, tp.task = t, old
+		m.tasks[lp.nrs[0]] = t
+		m.tasks[tp.nrs[0]] = old
+		t.serial = old.serial
+		pr.leader = t
+		pr.exitSignal = int(unix.SIGCHLD)
+		if pr.ns.reaper == old {
+			pr.ns.reaper = t
+		}
+		m.release(old)
+	}
+	m.hits["exec"]++
+	pr.execSeq++
+	pr.execed = true
+	sh := &sighand{}
+	for sig, act := range pr.sighand.act {
+		if act.Handler == SigIgn {
+			sh.act[sig].Handler = SigIgn
+		}
+	}
+	pr.sighand = sh
+	c := &t.creds
+	c.SUID, c.FSUID = c.EUID, c.EUID
+	if c.UID != 0 && c.EUID != 0 {
+		c.CapPermitted, c.CapEffective = 0, 0
+	}
+	m.settle()
+	return nil
+}

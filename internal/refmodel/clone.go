@@ -67,7 +67,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		pr.live++
 	} else {
 		np := &process{leader: t, threads: []*task{t}, ns: ns, live: 1, rlim: pr.rlim,
-			pgrp: pr.pgrp, sess: pr.sess, joined: m.next(), execSeq: pr.execSeq}
+			pgrp: pr.pgrp, sess: pr.sess, joined: m.next(), execSeq: pr.execSeq, nonDumpable: pr.nonDumpable}
 		t.proc = np
 		if has(unix.CLONE_SIGHAND) {
 			np.sighand = pr.sighand
@@ -182,6 +182,7 @@ func (m *Model) commitUIDs(t *task, old, c Creds) {
 	}
 	if c.EUID != old.EUID || c.FSUID != old.FSUID || c.CapPermitted&^old.CapPermitted != 0 {
 		t.pdeath = 0
+		t.proc.nonDumpable = true // suid_dumpable 0
 	}
 	t.creds = c
 }

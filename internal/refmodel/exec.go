@@ -68,6 +68,7 @@ func (m *Model) Execve(tid int) error {
 	pr.sighand = sh
 	c := &t.creds
 	c.SUID, c.FSUID = c.EUID, c.EUID
+	pr.nonDumpable = c.UID != c.EUID // begin_new_exec's set_dumpable (gids are all 0)
 	if c.UID != 0 && c.EUID != 0 {
 		c.CapPermitted, c.CapEffective = 0, 0
 	}

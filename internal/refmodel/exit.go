@@ -115,6 +115,7 @@ func (m *Model) drainedZapper() int {
 func (m *Model) exitNotify(father *task) {
 	pr := father.proc
 	ns := pr.ns
+	m.exitPtrace(father)
 	// find_child_reaper
 	if ns.reaper == father {
 		if alive := findAliveThread(pr); alive != nil {

@@ -187,6 +187,13 @@ type process struct {
 	// process was made (parent_exec_id); execed clears PF_FORKNOEXEC.
 	execSeq, parentExecSeq int
 	execed                 bool
+	// nonDumpable is the mm's dumpable flag cleared: only CAP_SYS_PTRACE
+	// may then attach (D4).
+	nonDumpable bool
+	// tracer is the thread that traces the process (nil: untraced);
+	// traceStop the signal of the ptrace stop it sits in (0: none).
+	tracer    *task
+	traceStop int
 }
 
 // Model is the whole system.

@@ -452,6 +452,7 @@ func (mt *machine) Execve(t *rapid.T) {
 // Check compares the two systems after every step.
 func (mt *machine) Check(t *rapid.T) {
 	mt.k.Quiesce()
+	mt.checkNoTracer(t)
 	if err := mt.k.CheckInvariants(); err != nil {
 		t.Fatalf("kernel invariants: %v", err)
 	}
@@ -528,7 +529,7 @@ func actions(mt *machine) map[string]func(*rapid.T) {
 		"Sigaction": mt.Sigaction, "Subreaper": mt.Subreaper, "Pdeathsig": mt.Pdeathsig,
 		"Setsid": mt.Setsid, "Churn": mt.Churn, "Setpgid": mt.Setpgid, "Setpgid2": mt.Setpgid,
 		"Getpriority": mt.Getpriority, "Setpriority": mt.Setpriority, "Kill": mt.Kill, "Kill2": mt.Kill,
-		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "": mt.Check,
+		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "Ptrace": mt.Ptrace, "Ptrace2": mt.Ptrace, "": mt.Check,
 	}
 }
 

@@ -88,9 +88,11 @@ func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
 
 // Do implements scenario.Backend.
 func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
-	res := b.call(actor, c)
-	b.k.Quiesce()
-	return res
+	// A foreground call is a background call joined at once, so one that
+	// blocks for good reports EDEADLK instead of hanging the run, as on
+	// the kernel runner.
+	b.Start(actor, c)
+	return b.Join(actor)
 }
 
 // Start implements scenario.Backend: the call runs on a goroutine of its

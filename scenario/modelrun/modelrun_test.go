@@ -106,3 +106,16 @@ init.kill(A, 0) == 0
 		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
 	}
 }
+
+// A foreground call that can never complete reports EDEADLK, as the kernel
+// runner does, instead of hanging the run; the task stays stuck in it.
+func TestForegroundDeadlockIsReported(t *testing.T) {
+	out, _, status := runText(t, `A = init.fork()
+init.wait4(-1, 0) == EDEADLK
+init.getpid() == EDEADLK
+A.getppid() == init
+`)
+	if status != 0 {
+		t.Fatalf("status %d:\n%s", status, out)
+	}
+}

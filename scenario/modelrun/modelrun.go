@@ -13,9 +13,9 @@
 // a call during which its task dies prints done, since it never returns;
 // a call by a stopped task, or one that stops its own task, prints
 // EDEADLK (the kernel runner gives up on its reply);
-// a join on a call that is blocked while nothing else can run prints
-// EDEADLK, and so does every later call of that task. A semtimedop with a
-// timeout is never stalled: its join waits for the timeout.
+// a call that is blocked while nothing else can run, in the foreground or
+// at its join, prints EDEADLK, and so does every later call of that task.
+// A semtimedop with a timeout is never stalled: it waits for the timeout.
 package modelrun
 
 import (

@@ -52,6 +52,8 @@ type Backend struct {
 type background struct {
 	done chan struct{}
 	res  scenario.Result
+	// t is the task making the call.
+	t *kernel.Task
 	// timed marks a call that ends by itself when its timeout expires.
 	timed bool
 }
@@ -98,13 +100,22 @@ func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 // Start implements scenario.Backend: the call runs on a goroutine of its
 // own, and Start returns once it has finished or sleeps in a wait.
 func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
-	bg := &background{done: make(chan struct{}), timed: timed(c)}
+	// The actor is read before the call starts: the call may add tasks
+	// (fork) while this goroutine watches it.
+	t := b.tasks[actor]
+	bg := &background{done: make(chan struct{}), timed: timed(c), t: t}
 	b.bg[actor] = bg
+	if b.stalled[actor] {
+		// The task is still stuck in an earlier call, which keeps it
+		// sleeping: answer here rather than watch it.
+		bg.res = errno(unix.EDEADLK)
+		close(bg.done)
+		return
+	}
 	go func() {
 		bg.res = b.call(actor, c)
 		close(bg.done)
 	}()
-	t := b.tasks[actor]
 	for {
 		select {
 		case <-bg.done:
@@ -129,7 +140,7 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
 // waited for instead.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
-	t := b.tasks[actor]
+	t := bg.t
 	for {
 		select {
 		case <-bg.done:

@@ -295,6 +295,8 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	tg.rlimits.Store(&limits)
 	tg.leader.Store(t)
 	t.tg = tg
+	// Nobody else can reach init yet: these locks only satisfy the
+	// annotations of the fields they guard.
 	tg.mu.Lock()
 	tg.threads.pushBack(t, threadLinkOf)
 	tg.liveThreads = 1

@@ -217,6 +217,12 @@ func (b *Backend) do(actor scenario.TaskRef, t *task, c scenario.Call) scenario.
 	if r, ok := b.send(t, words); !ok {
 		return r
 	}
+	return b.finish(t, op, c)
+}
+
+// finish waits for t's reply to call c and decodes it: a task that died in
+// the call prints done, one stuck for good EDEADLK.
+func (b *Backend) finish(t *task, op int, c scenario.Call) scenario.Result {
 	m, out := b.await(t, op, stallFor(c))
 	switch out {
 	case died:
@@ -313,15 +319,7 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	case bg.msg != nil:
 		return b.decode(t, bg.op, bg.c, *bg.msg)
 	}
-	m, out := b.await(t, bg.op, stallFor(bg.c))
-	switch out {
-	case died:
-		return scenario.Result{Kind: scenario.ResultDone}
-	case stalled:
-		t.hung = true
-		return errnoResult(unix.EDEADLK)
-	}
-	return b.decode(t, bg.op, bg.c, m)
+	return b.finish(t, bg.op, bg.c)
 }
 
 // halt blocks the driver for good once an interrupt is tearing the run down.

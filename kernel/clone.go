@@ -169,7 +169,7 @@ func (t *Task) linkThread(child *Task) error {
 		// signals: a thread is either linked before the group exit (and
 		// is killed with its siblings) or not at all.
 		tg.mu.Lock()
-		if resume := tg.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
 			sleepUntil(resume, dying)
@@ -242,7 +242,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		// is continued: Linux restarts a fork that a group signal
 		// interrupts, so the child either got the stop too or is
 		// created after the continue.
-		if resume := tg.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil {
 			dying := t.dyingChanLocked()
 			unlock()
 			sleepUntil(resume, dying)

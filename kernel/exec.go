@@ -34,7 +34,7 @@ func (t *Task) Execve() error {
 			tg.mu.Unlock()
 			return unix.ESRCH
 		}
-		if resume := tg.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
 			sleepUntil(resume, dying)
@@ -65,9 +65,30 @@ func (t *Task) Execve() error {
 	}
 	if old != nil {
 		t.tg.resetExitSignal()
+		old.untrace()
 		old.releaseResources() // release_task(leader), after the locks
 	}
+	t.execTrap()
 	return nil
+}
+
+// execTrap is exec's ptrace_event(PTRACE_EVENT_EXEC): a tracee with
+// PTRACE_O_TRACEEXEC stops for the event; one attached without
+// PTRACE_SEIZE and without the option is sent SIGTRAP instead. Either way
+// it stops before the new image runs.
+func (t *Task) execTrap() {
+	tg := t.tg
+	// The process lock guards the thread's ptrace state.
+	tg.mu.Lock()
+	switch {
+	case t.tracer.Load() == nil:
+	case t.ptraceOptions&unix.PTRACE_O_TRACEEXEC != 0:
+		t.eventOwed = int32(unix.SIGTRAP) | unix.PTRACE_EVENT_EXEC<<8
+		t.nextTraceEventLocked()
+	case !t.ptraceSeized:
+		tg.sendThreadSignalLocked(t, int(unix.SIGTRAP), false)
+	}
+	tg.mu.Unlock()
 }
 
 // resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD": once a

@@ -60,6 +60,7 @@ func (t *Task) ExitGroup(code int) error {
 	if tg.liveThreads > 1 {
 		tg.groupExiting = true
 		tg.groupExitCode = status
+		tg.groupExitMark.Store(status | 1<<16)
 	}
 	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
@@ -86,6 +87,9 @@ func (t *Task) beginExitLocked(status int32) {
 		if tg.groupExiting {
 			tg.exitStatus = tg.groupExitCode
 		}
+		// synchronize_group_exit: the last thread's exit is a group exit
+		// with its status.
+		tg.groupExitMark.Store(tg.exitStatus | 1<<16)
 	}
 }
 
@@ -171,8 +175,10 @@ func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
 }
 
 // becomeZombie is the end of exit_notify (B5, B6): a non-leader thread
-// reaps itself; the leader notifies the parent once the group is empty,
-// and is reaped at once if the parent does not want it.
+// reaps itself unless it is traced, when it waits for its tracer's wait
+// (and keeps a zombie leader waiting with it); the leader notifies the
+// parent once the group is empty, and is reaped at once if the parent
+// does not want it.
 func (t *Task) becomeZombie() {
 	tg := t.tg
 	notify, selfReap := false, false
@@ -189,7 +195,9 @@ func (t *Task) becomeZombie() {
 	tg.mu.Unlock()
 	switch {
 	case selfReap:
-		t.releaseThread()
+		if t.notifyTracer() {
+			t.releaseThread()
+		}
 	case notify:
 		if tg.notifyParent() {
 			tg.release()
@@ -241,7 +249,7 @@ func (tg *ThreadGroup) release() {
 	leader.state.Store(taskDead)
 	tg.threads.remove(leader, threadLinkOf)
 	tg.mu.Unlock()
-	tg.untrace()
+	leader.untrace()
 	tg.leavePgrp()
 	leader.releaseResources()
 }
@@ -265,7 +273,7 @@ func (t *Task) releaseResources() {
 // and whose other threads are gone. It reports whether the process must
 // be reaped at once (autoreap).
 func (tg *ThreadGroup) notifyParent() bool {
-	if tg.tracedAway() && !tg.notifyTracer() {
+	if tg.tracedAway() && !tg.leader.Load().notifyTracer() {
 		return false // the tracer's wait hands it on (C11)
 	}
 	for {
@@ -300,7 +308,10 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 	autoreap := ptg.zapping
 	if act := ptg.sighand.Load().action(int(unix.SIGCHLD)); sig == int(unix.SIGCHLD) &&
 		(act.Handler == SigIgn || act.Flags&SaNoCldWait != 0) {
-		autoreap = true
+		// A traced child is not reaped at once: its tracer in the
+		// parent's own group will report it (do_notify_parent's
+		// !tsk->ptrace).
+		autoreap = tg.leader.Load().tracer.Load() == nil
 		if act.Handler == SigIgn {
 			sig = 0
 		}

@@ -273,30 +273,44 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	c.checkPtrace(tg, id)
 }
 
-// checkPtrace verifies tg's ptrace links in both directions.
+// checkPtrace verifies the ptrace links of tg's threads in both
+// directions.
 func (c *checker) checkPtrace(tg *ThreadGroup, id int32) {
-	if tracer := tg.tracer.Load(); tracer != nil {
-		if tracer.state.Load() != taskRunning {
-			c.fail("process %d is traced by thread %d, which has exited", id, tracer.pid.Load().nrs[0])
+	// tg's lock guards its thread list.
+	tg.mu.Lock()
+	var traced []*Task
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		if th.tracer.Load() != nil {
+			traced = append(traced, th)
 		}
-		ttg := tracer.tg
+	}
+	tg.mu.Unlock()
+	for _, th := range traced {
+		tracer := th.tracer.Load()
+		if tracer == nil {
+			continue // detached meanwhile (the table is not quiescent)
+		}
+		if tracer.state.Load() != taskRunning {
+			c.fail("thread %d of process %d is traced by thread %d, which has exited",
+				th.pid.Load().nrs[0], id, tracer.pid.Load().nrs[0])
+		}
 		// The tracer's lock guards its tracee list.
-		ttg.mu.Lock()
+		tracer.tg.mu.Lock()
 		listed := false
-		ttg.tracees.each(traceLinkOf, func(x *ThreadGroup) bool {
-			listed = x == tg
+		tracer.tg.tracees.each(traceLinkOf, func(x *Task) bool {
+			listed = x == th
 			return !listed
 		})
-		ttg.mu.Unlock()
+		tracer.tg.mu.Unlock()
 		if !listed {
-			c.fail("process %d: its tracer's process does not list it", id)
+			c.fail("thread %d of process %d: its tracer's process does not list it", th.pid.Load().nrs[0], id)
 		}
 	}
 	// tg's lock guards its tracee list.
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	perThread := map[*Task]int32{}
-	tg.tracees.each(traceLinkOf, func(x *ThreadGroup) bool {
+	tg.tracees.each(traceLinkOf, func(x *Task) bool {
 		if tr := x.tracer.Load(); tr == nil || tr.tg != tg {
 			c.fail("process %d lists a tracee it does not trace", id)
 		} else {

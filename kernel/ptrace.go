@@ -1,37 +1,37 @@
 package kernel
 
 import (
-	"math/bits"
-
 	"golang.org/x/sys/unix"
 )
 
-// ptrace (kernel/ptrace.c). The model traces a process as a whole: the
-// tracee is the process of the thread named, which fits the
-// single-threaded tracees the scenarios use. The tracer is a thread; its
-// process keeps the list of the processes its threads trace.
+// ptrace (kernel/ptrace.c). As in Linux a tracer is a thread and traces
+// threads one by one: attaching to a thread of a process traces that
+// thread only, and the tracer's wait reports it by its tid. Its process
+// keeps the list of the threads its threads trace.
 //
 // Locking: linking and unlinking hold the tracer's and the tracee's
 // ThreadGroup.mu, in serial order (they need not be related). The
 // tracer-side view of a tracee (its place on the tracer's list, the stop
 // or the exit the tracer's wait may still report) is guarded by the
 // tracer's lock, as a child's parent-side state is by its parent's; the
-// tracee's own ptrace state (options, the stop it is in, the signals it
-// will stop for) by its own.
+// tracee's own ptrace state (options, the stop it is in, the stops it
+// owes) by its own process's lock.
 
-// PTRACE_EVENT_STOP: the event of a PTRACE_INTERRUPT stop.
+// PTRACE_EVENT_STOP: the event of a PTRACE_INTERRUPT, group-stop or
+// SIGCONT-notification trap of a seized tracee.
 const ptraceEventStop = 128
 
 // Ptrace is ptrace(2) for the requests the model has: PTRACE_TRACEME,
 // ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT and SETOPTIONS
-// (PTRACE_O_EXITKILL is the one option acted on). Errors (D1–D7): EPERM
-// for TRACEME when already traced, for ATTACH/SEIZE of a process of the
-// caller's own, one the caller may not access, a zombie or one already
-// traced; ESRCH for an unknown pid, or a request for a process that the
-// caller does not trace or that is not stopped when it must be; EIO for an
-// unknown request, SEIZE with addr != 0 or unknown options, an invalid
-// signal to CONT or DETACH, INTERRUPT of a process not seized; EINVAL for
-// unknown SETOPTIONS options.
+// (PTRACE_O_EXITKILL and PTRACE_O_TRACEEXEC are the options acted on).
+// pid names a thread.
+// Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
+// of a thread of the caller's own process, one the caller may not access,
+// a zombie or one already traced; ESRCH for an unknown pid, or a request
+// for a thread that the caller does not trace or that is not stopped when
+// it must be; EIO for an unknown request, SEIZE with addr != 0 or unknown
+// options, an invalid signal to CONT or DETACH, INTERRUPT of a thread not
+// seized; EINVAL for unknown SETOPTIONS options.
 func (t *Task) Ptrace(request, pid int, addr, data uint64) error {
 	if !t.alive() {
 		return unix.ESRCH
@@ -46,7 +46,7 @@ func (t *Task) Ptrace(request, pid int, addr, data uint64) error {
 	if request == unix.PTRACE_ATTACH || request == unix.PTRACE_SEIZE {
 		return t.ptraceAttach(target, request == unix.PTRACE_SEIZE, addr, data)
 	}
-	return t.ptraceRequest(target.tg, request, data)
+	return t.ptraceRequest(target, request, data)
 }
 
 // lockPair locks two processes in serial order (one lock if they are the
@@ -93,10 +93,10 @@ func (t *Task) ptraceTraceme() error {
 		}
 		err := error(nil)
 		switch {
-		case tg.tracer.Load() != nil:
+		case t.tracer.Load() != nil:
 			err = unix.EPERM
 		case parent.state.Load() == taskRunning:
-			linkTracerLocked(parent, tg, false)
+			linkTracerLocked(parent, t, false)
 		}
 		unlock()
 		return err
@@ -104,8 +104,9 @@ func (t *Task) ptraceTraceme() error {
 }
 
 // ptraceAttach is ptrace_attach (D2–D5): SEIZE checks its arguments,
-// then both attach the target's process to the caller; ATTACH stops it
-// with SIGSTOP.
+// then both attach the target thread to the caller; ATTACH stops it with
+// SIGSTOP. A thread of a stopped process owes the tracer a trap for the
+// group stop it is in (JOBCTL_TRAP_STOP on a task_is_stopped tracee).
 //
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
@@ -127,14 +128,18 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 		// Killed meanwhile: its exit_ptrace may have run, so no link.
 		return unix.EINTR
 	}
-	if target.state.Load() >= taskZombie || ttg.groupExiting || ttg.tracer.Load() != nil {
-		return unix.EPERM
+	if target.state.Load() >= taskZombie || target.tracer.Load() != nil {
+		return unix.EPERM // exit_state set, or already traced
 	}
-	linkTracerLocked(t, ttg, seize)
-	ttg.ptraceExitKill = opts&unix.PTRACE_O_EXITKILL != 0
+	linkTracerLocked(t, target, seize)
+	target.ptraceOptions = opts
+	if ttg.stopped && target.state.Load() == taskRunning {
+		target.groupStopOwed = true
+	}
 	if !seize {
-		ttg.sendSignalLocked(int(unix.SIGSTOP), true, nil) // send_sig_info(SIGSTOP, SEND_SIG_PRIV)
+		ttg.sendThreadSignalLocked(target, int(unix.SIGSTOP), true) // send_sig_info(SIGSTOP, SEND_SIG_PRIV)
 	}
+	target.takeTraceStopLocked(t)
 	return nil
 }
 
@@ -160,11 +165,12 @@ func ptraceMayAccess(tracer, target *Task) bool {
 // linkTracerLocked is __ptrace_link: tracee goes on the tracer's process's
 // list.
 //
-// Preconditions: tracer.tg.mu and tracee.mu are held; tracee is untraced.
+// Preconditions: tracer.tg.mu and tracee.tg.mu are held; tracee is
+// untraced.
 //
 // +checklocks:tracer.tg.mu
-// +checklocks:tracee.mu
-func linkTracerLocked(tracer *Task, tracee *ThreadGroup, seize bool) {
+// +checklocks:tracee.tg.mu
+func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracee.tracer.Store(tracer)
 	tracee.ptraceSeized = seize
 	tracer.tg.tracees.pushBack(tracee, traceLinkOf)
@@ -173,12 +179,12 @@ func linkTracerLocked(tracer *Task, tracee *ThreadGroup, seize bool) {
 
 // unlinkTracerLocked is the tracer side of __ptrace_unlink: it takes the
 // tracee off the tracer's list and returns whether its exit was waiting
-// for the tracer (C11), which the caller must now hand to the real parent.
+// for the tracer (C11), which the caller must now hand on.
 //
 // Preconditions: tracer.tg.mu is held; tracer traces tracee.
 //
 // +checklocks:tracer.tg.mu
-func unlinkTracerLocked(tracer *Task, tracee *ThreadGroup) (zombie bool) {
+func unlinkTracerLocked(tracer, tracee *Task) (zombie bool) {
 	tracer.tg.tracees.remove(tracee, traceLinkOf)
 	tracer.nrTracees.Add(-1)
 	tracee.tracer.Store(nil)
@@ -187,244 +193,67 @@ func unlinkTracerLocked(tracer *Task, tracee *ThreadGroup) (zombie bool) {
 	return zombie
 }
 
-func traceLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.traceLink }
+func traceLinkOf(t *Task) *link[Task] { return &t.traceLink }
 
-// ptraceRequest serves the requests made to a process the caller traces
-// (ptrace_check_attach, then ptrace_request).
+// ptraceRequest serves the requests made to a thread the caller traces
+// (ptrace_check_attach, then ptrace_request). A request that needs the
+// tracee stopped needs it in a ptrace stop (TASK_TRACED).
 //
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
-func (t *Task) ptraceRequest(ttg *ThreadGroup, request int, data uint64) error {
+func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
+	ttg := target.tg
 	unlock := lockPair(t.tg, ttg) // the tracer-side and the tracee's state
-	if ttg.tracer.Load() != t {
-		unlock()
+	defer unlock()
+	if target.tracer.Load() != t {
 		return unix.ESRCH
 	}
-	stopped := ttg.traceStop != 0
-	var err error
+	stopped := target.traceStop != 0
 	switch request {
 	case unix.PTRACE_KILL:
-		ttg.killLocked(ttg.fatalStatus(int(unix.SIGKILL)), nil)
-	case unix.PTRACE_INTERRUPT:
-		switch {
-		case !ttg.ptraceSeized:
-			err = unix.EIO
-		case !stopped && !ttg.groupExiting && ttg.liveThreads > 0:
-			ttg.traceStop = int32(unix.SIGTRAP) | ptraceEventStop<<8
-			t.tg.reportTraceStopLocked(ttg, ttg.traceStop)
+		// send_sig_info(SIGKILL): the whole process dies.
+		if target.state.Load() < taskZombie {
+			ttg.killLocked(ttg.fatalStatus(int(unix.SIGKILL)), nil)
 		}
+		return nil
+	case unix.PTRACE_INTERRUPT:
+		if !target.ptraceSeized {
+			return unix.EIO
+		}
+		// JOBCTL_TRAP_STOP: trapped at once if running, else after the
+		// tracer resumes it; refused by a thread already exiting.
+		if target.state.Load() == taskRunning && !target.killPending {
+			target.trapOwed = true
+			target.takeTraceStopLocked(t)
+		}
+		return nil
 	case unix.PTRACE_CONT, unix.PTRACE_DETACH:
 		switch {
 		case !stopped:
-			err = unix.ESRCH
+			return unix.ESRCH
 		case data > nSig:
-			err = unix.EIO
+			return unix.EIO
 		case request == unix.PTRACE_DETACH:
-			unlinkTracerLocked(t, ttg)
-			ttg.resumeTracedLocked(int(data))
+			unlinkTracerLocked(t, target)
+			target.resumeTracedLocked(int(data))
 		default:
-			ttg.traceReport = 0
-			ttg.resumeTracedLocked(int(data))
+			target.traceReport = 0
+			target.resumeTracedLocked(int(data))
+			target.takeTraceStopLocked(t)
 		}
+		return nil
 	case unix.PTRACE_SETOPTIONS:
 		switch {
 		case !stopped:
-			err = unix.ESRCH
+			return unix.ESRCH
 		case data&^ptraceOptionMask != 0:
-			err = unix.EINVAL
-		default:
-			ttg.ptraceExitKill = data&unix.PTRACE_O_EXITKILL != 0
+			return unix.EINVAL
 		}
-	default:
-		err = unix.EIO
-		if !stopped {
-			err = unix.ESRCH
-		}
+		target.ptraceOptions = data
+		return nil
 	}
-	unlock()
-	return err
-}
-
-// reportTraceStopLocked records a tracee's stop with code for the
-// tracer's wait and wakes the tracer's waiters (the ptrace side of
-// do_notify_parent_cldstop).
-//
-// Preconditions: tg.mu is held; tg is the process of tracee's tracer.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) reportTraceStopLocked(tracee *ThreadGroup, code int32) {
-	tracee.traceReport = code
-	tg.wakeWaitersLocked()
-}
-
-// resumeTracedLocked ends a ptrace stop (ptrace_resume, or the wake-up of
-// a detach): the signal sig the tracer passes, if any, is acted on as if
-// it had been delivered, and the next pending signal stops the tracee
-// again, or, once it is untraced, is acted on.
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) resumeTracedLocked(sig int) {
-	tg.traceStop = 0
-	if sig != 0 {
-		tg.actOnSignalLocked(sig, false, nil)
+	if !stopped {
+		return unix.ESRCH
 	}
-	tg.nextTraceSignalLocked()
-	tg.resumeIfRunningLocked()
-}
-
-// nextTraceSignalLocked starts the stop for the next signal a traced
-// process has pending, or, for a process no longer traced, delivers them.
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) nextTraceSignalLocked() {
-	if tg.tracePending == 0 || tg.traceStop != 0 || tg.groupExiting {
-		return
-	}
-	if tg.tracer.Load() == nil {
-		pending := tg.tracePending
-		tg.tracePending = 0
-		for ; pending != 0; pending &= pending - 1 {
-			tg.actOnSignalLocked(bits.TrailingZeros64(pending)+1, false, nil)
-		}
-		return
-	}
-	tg.k.goAsync(tg.ptraceSignalStop)
-}
-
-// ptraceSignalStop is the signal-delivery stop of a traced process
-// (get_signal → ptrace_signal → ptrace_stop): the lowest pending signal
-// stops it, and its tracer hears of it.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
-func (tg *ThreadGroup) ptraceSignalStop() {
-	for {
-		tracer := tg.tracer.Load()
-		if tracer == nil {
-			// Detached meanwhile: the process's own lock guards its
-			// pending signals.
-			tg.mu.Lock()
-			tg.nextTraceSignalLocked()
-			tg.resumeIfRunningLocked()
-			tg.mu.Unlock()
-			return
-		}
-		unlock := lockPair(tracer.tg, tg) // the stop and the tracer's report
-		if tg.tracer.Load() != tracer {
-			unlock()
-			continue
-		}
-		if tg.tracePending != 0 && tg.traceStop == 0 && !tg.groupExiting && tg.liveThreads > 0 {
-			sig := bits.TrailingZeros64(tg.tracePending) + 1
-			tg.tracePending &^= sigBit(sig)
-			tg.traceStop = int32(sig)
-			tracer.tg.reportTraceStopLocked(tg, tg.traceStop)
-		}
-		tg.resumeIfRunningLocked()
-		unlock()
-		return
-	}
-}
-
-// exitPtrace is exit_ptrace (D9): a tracer's exit detaches every process
-// it traces; tracees with PTRACE_O_EXITKILL are killed, stopped ones run
-// again, and a zombie whose exit waited for the tracer is handed to its
-// real parent and released if the parent does not want it (D8). The
-// releases come before the tracer's children are reparented, so a
-// namespace init never waits for its own dead tracees (seed 001).
-//
-// Fast path (seed 000): a tracer with no tracees skips it. The count is
-// read without a lock: the caller is marked exiting, under its process
-// lock, before this runs, and TRACEME links only under that lock to a
-// parent not exiting, so every link that will ever be made is visible.
-func (t *Task) exitPtrace() {
-	if t.nrTracees.Load() == 0 {
-		return
-	}
-	tg := t.tg
-	var tracees, zombies []*ThreadGroup
-	// The tracer's lock guards its list and the tracer-side state.
-	tg.mu.Lock()
-	for c := tg.tracees.head; c != nil; {
-		next := c.traceLink.next
-		if c.tracer.Load() == t {
-			if unlinkTracerLocked(t, c) {
-				zombies = append(zombies, c)
-			} else {
-				tracees = append(tracees, c)
-			}
-		}
-		c = next
-	}
-	tg.mu.Unlock()
-	var b exitBatch
-	for _, c := range tracees {
-		// The tracee's lock guards its ptrace state.
-		c.mu.Lock()
-		if c.ptraceExitKill {
-			c.killLocked(c.fatalStatus(int(unix.SIGKILL)), &b)
-		} else if c.traceStop != 0 {
-			c.resumeTracedLocked(0)
-		} else {
-			c.nextTraceSignalLocked()
-		}
-		c.ptraceExitKill = false
-		c.mu.Unlock()
-	}
-	b.run(t.k)
-	for _, c := range zombies {
-		handOffTracee(c)
-	}
-}
-
-// untrace takes a released process off its tracer's list
-// (ptrace_release_task).
-func (tg *ThreadGroup) untrace() {
-	for {
-		tracer := tg.tracer.Load()
-		if tracer == nil {
-			return
-		}
-		// The tracer's lock guards its list.
-		tracer.tg.mu.Lock()
-		if tg.tracer.Load() == tracer {
-			unlinkTracerLocked(tracer, tg)
-			tracer.tg.mu.Unlock()
-			return
-		}
-		tracer.tg.mu.Unlock()
-	}
-}
-
-// tracedAway reports whether the process is traced by a thread outside
-// its real parent's process (ptrace_reparented): its exit is reported to
-// the tracer first (C11).
-func (tg *ThreadGroup) tracedAway() bool {
-	tracer, parent := tg.tracer.Load(), tg.parent.Load()
-	return tracer != nil && parent != nil && tracer.tg != parent.tg
-}
-
-// notifyTracer is exit_notify's do_notify_parent to a tracer that is not
-// the real parent: the zombie waits for the tracer's wait. It reports
-// false once the tracer has it; true if the process is no longer traced,
-// and the real parent must be notified instead.
-func (tg *ThreadGroup) notifyTracer() bool {
-	tracer := tg.tracer.Load()
-	if tracer == nil {
-		return true
-	}
-	// The tracer's lock guards the tracer-side state and its waiters.
-	tracer.tg.mu.Lock()
-	defer tracer.tg.mu.Unlock()
-	if tg.tracer.Load() != tracer {
-		return true
-	}
-	tg.traceZombie = true
-	tg.traceReport = 0
-	tracer.tg.wakeWaitersLocked()
-	return false
+	return unix.EIO
 }

@@ -5,34 +5,41 @@ import (
 )
 
 // What a tracer's wait sees of its tracees (ptrace_do_wait,
-// wait_task_stopped with ptrace set, and the EXIT_TRACE case of
-// wait_task_zombie): every tracee, whatever its wait class (C5); its
-// ptrace stops whether or not WUNTRACED is given (C10), reported by
-// waitid as CLD_TRAPPED; and the exit of a tracee whose real parent is
-// another process, which is then handed to that parent (C11).
+// wait_task_stopped with ptrace set, and wait_task_zombie for a traced
+// task): every tracee, whatever its wait class and whether or not it
+// leads its process (C5); its ptrace stops whether or not WUNTRACED is
+// given (C10), reported by waitid as CLD_TRAPPED; the exit of a traced
+// thread that is not a leader, which the wait then releases; and the exit
+// of a leader whose real parent is another process, which is then handed
+// to that parent (C11).
 
 // traceeMatchesLocked reports whether tracee c of the caller's process
-// matches the wait's selector.
+// matches the wait's selector: a pid names the thread itself.
 //
 // Preconditions: t.tg.mu is held; c is on t.tg's tracee list.
 //
 // +checklocks:t.tg.mu
-func (t *Task) traceeMatchesLocked(c *ThreadGroup, sel waitSelector, opts int) bool {
-	if opts&unix.WNOTHREAD != 0 && c.tracer.Load() != t {
+func (t *Task) traceeMatchesLocked(c *Task, sel waitSelector, opts int) bool {
+	switch {
+	case opts&unix.WNOTHREAD != 0 && c.tracer.Load() != t:
 		return false
+	case sel.all:
+		return true
+	case sel.pgrp:
+		return c.tg.pgrp.Load().id == sel.pid
 	}
-	return sel.matches(c)
+	return c.pid.Load() == sel.pid
 }
 
 // waitTraceeLocked reports the first tracee with a stop or an exit to
 // report, and consumes it unless WNOWAIT. A tracee whose exit it claims
-// is unlinked and returned in handOff: the caller hands it to its real
-// parent once the lock is dropped.
+// is unlinked and returned in handOff: the caller hands it on once the
+// lock is dropped (handOffTraced).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) waitTraceeLocked(sel waitSelector, opts int) (res WaitResult, handOff *ThreadGroup, ok bool) {
+func (t *Task) waitTraceeLocked(sel waitSelector, opts int) (res WaitResult, handOff *Task, ok bool) {
 	tg := t.tg
 	for c := tg.tracees.head; c != nil; c = c.traceLink.next {
 		if !t.traceeMatchesLocked(c, sel, opts) {
@@ -41,15 +48,18 @@ func (t *Task) waitTraceeLocked(sel waitSelector, opts int) (res WaitResult, han
 		consume := opts&unix.WNOWAIT == 0
 		switch {
 		case c.traceZombie && opts&unix.WEXITED != 0:
-			res = t.reportLocked(c)
+			if c == c.tg.leader.Load() {
+				res = t.reportLocked(c.tg)
+			} else {
+				res = t.reportThreadExitLocked(c)
+			}
 			if consume {
 				tg.unlinkTraceeLocked(c)
 				handOff = c
 			}
 			return res, handOff, true
 		case c.traceReport != 0:
-			leader := c.leader.Load()
-			res = WaitResult{Pid: leader.pid.Load().nrIn(tg.ns), Task: leader,
+			res = WaitResult{Pid: c.pid.Load().nrIn(tg.ns), Task: c,
 				Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
 			if consume {
 				c.traceReport = 0
@@ -58,6 +68,31 @@ func (t *Task) waitTraceeLocked(sel waitSelector, opts int) (res WaitResult, han
 		}
 	}
 	return WaitResult{}, nil, false
+}
+
+// reportThreadExitLocked builds the result for a traced thread other than
+// a leader that has exited: the group's exit status once its process is
+// in a group exit, whenever that began (SIGNAL_GROUP_EXIT, which the last
+// thread's exit sets too), else its own.
+//
+// Preconditions: t.tg.mu is held; c is a zombie tracee of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) reportThreadExitLocked(c *Task) WaitResult {
+	status := unix.WaitStatus(c.exitStatusForTracer())
+	return WaitResult{Pid: c.pid.Load().nrIn(t.tg.ns), Status: status, Code: exitCode(status), Task: c}
+}
+
+// exitStatusForTracer returns a zombie thread's exit status. It is read
+// without c.tg.mu, which may not be taken under the tracer's lock: the
+// thread's own status was fixed under it before the notification that
+// made c a zombie for its tracer, and the group's is published
+// atomically.
+func (c *Task) exitStatusForTracer() int32 {
+	if mark := c.tg.groupExitMark.Load(); mark != 0 {
+		return mark &^ (1 << 16)
+	}
+	return c.exitCode // +checklocksignore: fixed before the zombie was published
 }
 
 // anyTraceeLocked reports whether some tracee matches the wait, ready or
@@ -75,15 +110,6 @@ func (t *Task) anyTraceeLocked(sel waitSelector, opts int) bool {
 	return false
 }
 
-// handOffTracee gives a tracee's exit, which its tracer's wait has
-// reported, to its real parent: do_notify_parent again, and the release
-// if the parent does not want it (the status is delivered twice, C11).
-func handOffTracee(c *ThreadGroup) {
-	if c.notifyParent() {
-		c.release()
-	}
-}
-
 // unlinkTraceeLocked is unlinkTracerLocked for a tracee of one of tg's
 // threads.
 //
@@ -92,6 +118,4 @@ func handOffTracee(c *ThreadGroup) {
 // +checklocks:tg.mu
 // +checklocksignore: c's tracer is a thread of tg, which checklocks cannot
 // see through the tracer pointer.
-func (tg *ThreadGroup) unlinkTraceeLocked(c *ThreadGroup) bool {
-	return unlinkTracerLocked(c.tracer.Load(), c)
-}
+func (tg *ThreadGroup) unlinkTraceeLocked(c *Task) { unlinkTracerLocked(c.tracer.Load(), c) }

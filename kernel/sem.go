@@ -91,7 +91,7 @@ func (t *Task) Semtimedop(ctx context.Context, id int, ops []sem.Sembuf, timeout
 	if sig != 0 && sig != int(unix.SIGKILL) {
 		// A stop the signal began holds the call until the process is
 		// continued (get_signal runs before the return to user space).
-		t.waitRunnable(ctx)
+		t.WaitRunnable(ctx)
 	}
 	return err
 }

@@ -31,24 +31,50 @@ import (
 // signal is restarted rather than failing with EINTR.
 const SaRestart = 0x10000000
 
-// signalTargetLocked is complete_signal's choice of the thread that takes
-// a process-directed signal: the leader if it is running (wants_signal of
-// the main thread), else the first running thread; nil if none is.
+// signalTakerLocked is the thread that takes a signal sent to the
+// process: target for a thread-directed one; otherwise complete_signal's
+// choice, the leader if it wants the signal (wants_signal), else the
+// first thread that does. When none does, the signal waits, shared, for
+// a thread to take it: the model gives it to the leader, or the first
+// running thread once the leader has exited; nil if none is running.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) signalTargetLocked() *Task {
-	if l := tg.leader.Load(); l.state.Load() == taskRunning && !l.killPending {
-		return l
+func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
+	if target != nil {
+		return target
 	}
+	leader := tg.leader.Load()
+	if leader.wantsSignalLocked() {
+		return leader
+	}
+	var first *Task
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.state.Load() == taskRunning && !t.killPending {
+		if t.wantsSignalLocked() {
 			return t
 		}
+		if first == nil && t.state.Load() == taskRunning {
+			first = t
+		}
 	}
-	return nil
+	if leader.state.Load() == taskRunning {
+		return leader
+	}
+	return first
+}
+
+// wantsSignalLocked is wants_signal: the thread runs, is not being
+// killed, and is neither in a ptrace stop nor, unless a tracer resumed
+// it, stopped with its process.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) wantsSignalLocked() bool {
+	return t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
+		(t.tracer.Load() != nil || !t.tg.stopped)
 }
 
 // interruptLocked is signal_wake_up for a thread in an interruptible
@@ -191,19 +217,19 @@ func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error)
 	return sig, err
 }
 
-// waitRunnable blocks, after a call took an interrupting signal, until
-// its process runs again: a stop the signal began ends the call only once
-// the process is continued (get_signal's do_signal_stop runs before the
-// call returns to user space). Signals that arrive meanwhile are taken
-// and dropped.
-func (t *Task) waitRunnable(ctx context.Context) {
+// WaitRunnable blocks until the task is neither stopped nor about to
+// stop: a call that stopped its caller (a signal it sent itself, a stop
+// that interrupted it, exec's ptrace trap) returns to user space only once
+// the task runs again. Signals that arrive meanwhile are taken and
+// dropped. It returns early when the task is killed or ctx is done.
+func (t *Task) WaitRunnable(ctx context.Context) {
 	tg := t.tg
 	t.arm()
 	defer t.disarm()
 	for {
 		// The process lock guards its job-control state.
 		tg.mu.Lock()
-		resume := tg.stopWaitLocked()
+		resume := t.stopWaitLocked()
 		tg.mu.Unlock()
 		if resume == nil {
 			return

@@ -155,15 +155,26 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 	if sig == int(unix.SIGCONT) {
 		tg.continueLocked(b)
 	}
-	if sig != int(unix.SIGKILL) && tg.tracer.Load() != nil {
-		// A traced process stops for every signal but SIGKILL, whatever
-		// its disposition (sig_ignored, ptrace_signal): its tracer decides.
-		tg.tracePending |= sigBit(sig)
-		tg.nextTraceSignalLocked()
-		return
+	if sig != int(unix.SIGKILL) {
+		// A traced thread stops for every signal but SIGKILL, whatever
+		// its disposition (sig_ignored, ptrace_signal): its tracer
+		// decides.
+		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
+			taker.state.Load() == taskRunning {
+			tg.traceThreadSignalLocked(taker, sig)
+			return
+		}
 	}
 	tg.actOnSignalToLocked(target, sig, force, b)
 }
+
+// traceThreadSignalLocked is traceSignalLocked for thread t of tg.
+//
+// Preconditions: tg.mu is held; t is a traced thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int) { t.traceSignalLocked(sig) }
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
 // sendSignalLocked; also the signal a tracer passes on resuming a
@@ -238,10 +249,7 @@ func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
-	if target == nil {
-		target = tg.signalTargetLocked()
-	}
-	if target != nil {
+	if target = tg.signalTakerLocked(target); target != nil {
 		target.interruptLocked(sig)
 	}
 }
@@ -273,6 +281,7 @@ func (tg *ThreadGroup) killLocked(status int32, b *exitBatch) {
 	}
 	tg.groupExiting = true
 	tg.groupExitCode = status
+	tg.groupExitMark.Store(status | 1<<16)
 	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
 	if b != nil {

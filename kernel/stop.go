@@ -1,14 +1,14 @@
 package kernel
 
 import (
-	"math/bits"
-
 	"golang.org/x/sys/unix"
 )
 
 // Job control: group stops, continues, and what wait reports of them
 // (kernel/signal.c do_signal_stop, prepare_signal, do_notify_parent_cldstop;
-// C10). A process stops as a whole: every thread of it at once. A
+// C10). A process stops as a whole: every untraced thread of it at once;
+// a traced thread takes part through a trap its tracer hears of
+// (ptrace_stop.go), and runs on once the tracer resumes it. A
 // default-action stop signal is acted on soon after it is sent, on a
 // goroutine of its own, as Linux's target acts on it when it next runs;
 // Kernel.Quiesce waits for it. A stop or a continue is then reported to
@@ -48,15 +48,16 @@ func (tg *ThreadGroup) doSignalStop() {
 	tg.stopPending = 0
 	stopped := false
 	for pending != 0 && !tg.groupExiting && tg.liveThreads > 0 && !tg.stopped {
-		sig := bits.TrailingZeros64(pending) + 1
+		sig := lowestSignal(pending)
 		pending &^= sigBit(sig)
 		if sig != int(unix.SIGSTOP) && (orphaned || tg.sighand.Load().action(sig).Handler != SigDfl) {
 			continue
 		}
-		tg.stopped, tg.stopCode, tg.continued = true, int32(sig), false
+		tg.stopped, tg.stopCode, tg.stopSig, tg.continued = true, int32(sig), int32(sig), false
 		stopped = true
+		tg.trapTracedForStopLocked()
 	}
-	tg.resumeIfRunningLocked()
+	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
 	g.mu.Unlock()
 	if stopped {
@@ -64,76 +65,105 @@ func (tg *ThreadGroup) doSignalStop() {
 	}
 }
 
+// trapTracedForStopLocked makes every traced thread of a process that
+// has just stopped owe its tracer a group-stop trap (do_signal_stop sets
+// JOBCTL_STOP_PENDING on each thread not yet stopped).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) trapTracedForStopLocked() {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
+			t.groupStopOwed = true
+			t.nextTraceEventLocked()
+		}
+	}
+}
+
 // continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
-// and a stopped process runs again, owes its parent a continue report,
-// and then acts on the fatal signals it was sent while stopped, lowest
-// first after the synchronous ones (next_signal).
+// no thread owes a group stop any more, a seized thread owes its tracer a
+// PTRACE_EVENT_STOP trap (ptrace_trap_notify), and a stopped process runs
+// again, owes its parent a continue report, and then acts on the fatal
+// signals it was sent while stopped, in next_signal's order.
 //
 // Preconditions: tg.mu is held; the process is not exiting.
 //
 // +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending = 0
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.groupStopOwed = false
+		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
+			t.trapOwed = true
+			t.nextTraceEventLocked()
+		}
+	}
 	if !tg.stopped {
-		tg.resumeIfRunningLocked()
+		tg.wakeStoppedLocked()
 		return
 	}
-	tg.stopped, tg.stopCode, tg.continued = false, 0, true
-	tg.resumeIfRunningLocked()
+	tg.stopped, tg.stopCode, tg.stopSig, tg.continued = false, 0, 0, true
+	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
 	pending := tg.pendingSigs
 	tg.pendingSigs = 0
-	const synchronous = 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) | 1<<(unix.SIGILL-1) |
-		1<<(unix.SIGTRAP-1) | 1<<(unix.SIGFPE-1) | 1<<(unix.SIGSYS-1)
-	for _, set := range []uint64{pending & synchronous, pending &^ synchronous} {
-		for ; set != 0; set &= set - 1 {
-			sig := bits.TrailingZeros64(set) + 1
-			if tg.sighand.Load().action(sig).Handler == SigDfl {
-				tg.killLocked(tg.fatalStatus(sig), b)
-				return
-			}
+	for pending != 0 {
+		sig := nextSignal(pending)
+		pending &^= sigBit(sig)
+		if tg.sighand.Load().action(sig).Handler == SigDfl {
+			tg.killLocked(tg.fatalStatus(sig), b)
+			return
 		}
 	}
 }
 
 // endJobControlLocked clears the job-control state when the process
 // starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
-// continue not yet reported is lost.
+// continue not yet reported is lost, and so are the ptrace stops its
+// threads are in or owe (SIGKILL wakes a traced thread).
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) endJobControlLocked() {
-	tg.stopped, tg.stopCode, tg.continued = false, 0, false
+	tg.stopped, tg.stopCode, tg.stopSig, tg.continued = false, 0, 0, false
 	tg.stopPending, tg.pendingSigs = 0, 0
-	tg.traceStop, tg.tracePending = 0, 0
-	tg.resumeIfRunningLocked()
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
+		t.eventOwed, t.groupStopOwed, t.trapOwed = 0, false, false
+	}
+	tg.wakeStoppedLocked()
 }
 
-// resumeIfRunningLocked wakes the calls that wait for the process to
-// run again, once it is neither stopped nor about to stop.
+// wakeStoppedLocked wakes the calls that wait for a thread of the process
+// to run again; each looks again at its own thread (stopWaitLocked).
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) resumeIfRunningLocked() {
-	if tg.runnableLocked() && tg.resumeCh != nil {
+func (tg *ThreadGroup) wakeStoppedLocked() {
+	if tg.resumeCh != nil {
 		close(tg.resumeCh)
 		tg.resumeCh = nil
 	}
 }
 
-// stopWaitLocked returns, for a process that is stopped or about to stop,
-// the channel closed when it runs again; nil otherwise. A thread of a
-// stopped process makes no progress in a call until then.
+// stopWaitLocked returns, for a thread that is stopped or about to stop,
+// a channel closed when that may have changed; nil if it runs. A stopped
+// thread makes no progress in a call until it runs again.
 //
-// Preconditions: tg.mu is held.
+// Preconditions: t.tg.mu is held.
 //
-// +checklocks:tg.mu
-func (tg *ThreadGroup) stopWaitLocked() chan struct{} {
-	if tg.runnableLocked() {
+// +checklocks:t.tg.mu
+func (t *Task) stopWaitLocked() chan struct{} {
+	if t.runnableLocked() {
 		return nil
 	}
+	tg := t.tg
 	if tg.resumeCh == nil {
 		tg.resumeCh = make(chan struct{})
 	}
@@ -189,24 +219,28 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	}
 }
 
-// Stopped reports whether the task's process is stopped or about to stop
-// (a stop signal it has not yet acted on).
+// Stopped reports whether the task is stopped or about to stop: in a
+// ptrace stop or owing one, or, unless its tracer resumed it, stopped with
+// its process or about to be (a stop signal not yet acted on).
 func (t *Task) Stopped() bool {
 	tg := t.tg
-	// The process lock guards its job-control state.
+	// The process lock guards its job-control and ptrace state.
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
-	return !tg.runnableLocked()
+	return !t.runnableLocked()
 }
 
-// runnableLocked reports whether the process is neither stopped (a group
-// stop or a ptrace stop) nor about to stop.
+// runnableLocked reports whether the thread may run (Stopped's converse).
 //
-// Preconditions: tg.mu is held.
+// Preconditions: t.tg.mu is held.
 //
-// +checklocks:tg.mu
-func (tg *ThreadGroup) runnableLocked() bool {
-	return !tg.stopped && tg.stopPending == 0 && tg.traceStop == 0 && tg.tracePending == 0
+// +checklocks:t.tg.mu
+func (t *Task) runnableLocked() bool {
+	tg := t.tg
+	if t.traceStop != 0 || t.owesTraceStopLocked() || tg.stopPending != 0 {
+		return false
+	}
+	return t.tracer.Load() != nil || !tg.stopped
 }
 
 // orphanedLocked is will_become_orphaned_pgrp: no member other than

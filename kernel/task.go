@@ -117,9 +117,47 @@ type Task struct {
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64
-	// nrTracees counts the processes this thread traces; written under
+	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees atomic.Int32
+
+	// ptrace (ptrace.go): Linux traces threads, one by one. tracer is the
+	// thread tracing this one, nil if none; it is set with the tracer's
+	// and this thread's process locks held and cleared under the
+	// tracer's.
+	tracer atomic.Pointer[Task]
+	// The tracer's view of this thread, guarded by the tracer's
+	// ThreadGroup.mu, as a child's parent-side state is by its parent's:
+	// its place on the tracer's list, the code of a ptrace stop the
+	// tracer's wait may still report (0: none), and an exit that waits
+	// for the tracer's wait (C11).
+	traceLink   link[Task]
+	traceReport int32
+	traceZombie bool
+	// The thread's own ptrace state: seized with PTRACE_SEIZE, its
+	// PTRACE_O_* options, the ptrace stop it is in (its code; 0 when
+	// running), the signals it will stop for (bit sig-1), a group stop it
+	// owes as a trap (JOBCTL_STOP_PENDING), a PTRACE_EVENT_STOP trap it
+	// owes (JOBCTL_TRAP_STOP, TRAP_NOTIFY) and the code of a
+	// ptrace_event stop it owes (0: none).
+	// +checklocks:tg.mu
+	ptraceSeized bool
+	// +checklocks:tg.mu
+	ptraceOptions uint64
+	// +checklocks:tg.mu
+	eventOwed int32
+	// +checklocks:tg.mu
+	traceStop int32
+	// traceStopSignal tells a signal-delivery stop, whose signal the
+	// tracer may pass on, from a trap.
+	// +checklocks:tg.mu
+	traceStopSignal bool
+	// +checklocks:tg.mu
+	tracePending uint64
+	// +checklocks:tg.mu
+	groupStopOwed bool
+	// +checklocks:tg.mu
+	trapOwed bool
 	// started is the monotonic time of the task's clone; its release
 	// mixes the runtime since then into the entropy pool.
 	started int64
@@ -156,6 +194,10 @@ type ThreadGroup struct {
 	// once.
 	// +checklocks:mu
 	zapping bool
+	// groupExitMark publishes SIGNAL_GROUP_EXIT with its status, for
+	// readers that may not take mu: status | 1<<16, 0 until then. It is
+	// set when a group exit starts and when the last thread exits.
+	groupExitMark atomic.Int32
 	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode its status.
 	// +checklocks:mu
 	groupExiting bool
@@ -172,7 +214,8 @@ type ThreadGroup struct {
 	// Job control (signal->flags, group_exit_code and the pending stop
 	// signals of Linux's signal_struct). stopped is SIGNAL_STOP_STOPPED;
 	// stopCode the stop signal wait may still report (0 once reported);
-	// continued is SIGNAL_STOP_CONTINUED, a continue wait may still
+	// stopSig the signal of the group stop in effect (what traced threads
+	// report when they trap for it); continued is SIGNAL_STOP_CONTINUED, a continue wait may still
 	// report. stopPending holds default-action stop signals not yet acted
 	// on, pendingSigs fatal signals that arrived while stopped; both are
 	// bit sets, bit sig-1.
@@ -180,6 +223,8 @@ type ThreadGroup struct {
 	stopped bool
 	// +checklocks:mu
 	stopCode int32
+	// +checklocks:mu
+	stopSig int32
 	// +checklocks:mu
 	continued bool
 	// +checklocks:mu
@@ -249,33 +294,10 @@ type ThreadGroup struct {
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink link[ThreadGroup]
 
-	// ptrace (ptrace.go). tracer is the thread tracing the process, nil
-	// if none; it is set with the tracer's and this process's locks held
-	// and cleared under the tracer's. tracees lists, in this process, the
-	// processes its threads trace.
-	tracer atomic.Pointer[Task]
+	// tracees lists the threads that this process's threads trace
+	// (ptrace.go).
 	// +checklocks:mu
-	tracees ilist[ThreadGroup]
-	// The tracer's view of this process, guarded by the tracer's
-	// ThreadGroup.mu, as the parent-side state by the parent's: its place
-	// on the tracer's list, the code of a ptrace stop the tracer's wait
-	// may still report (0: none), and an exit that waits for the tracer's
-	// wait (C11).
-	traceLink   link[ThreadGroup]
-	traceReport int32
-	traceZombie bool
-	// The process's own ptrace state: seized with PTRACE_SEIZE, killed
-	// when the tracer exits (PTRACE_O_EXITKILL), the ptrace stop it is in
-	// (its code; 0 when running) and the signals it will stop for (bit
-	// sig-1).
-	// +checklocks:mu
-	ptraceSeized bool
-	// +checklocks:mu
-	ptraceExitKill bool
-	// +checklocks:mu
-	traceStop int32
-	// +checklocks:mu
-	tracePending uint64
+	tracees ilist[Task]
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }

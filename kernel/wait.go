@@ -124,7 +124,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			tg.mu.Unlock()
 			return WaitResult{}, unix.EINTR
 		}
-		if resume := tg.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil {
 			// A stopped process makes no progress until continued.
 			tg.mu.Unlock()
 			s, err := t.sleepIntr(ctx, resume)
@@ -169,7 +169,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		if res, handOff, ok := t.waitTraceeLocked(sel, opts); ok {
 			tg.mu.Unlock()
 			if handOff != nil {
-				handOffTracee(handOff)
+				handOff.handOffTraced()
 			}
 			return res, nil
 		}
@@ -485,12 +485,16 @@ func (t *Task) reportLocked(c *ThreadGroup) WaitResult {
 	// exitStatus was fixed under c.mu before the notification that made
 	// c ready, and that notification was made under t.tg.mu.
 	status := unix.WaitStatus(c.exitStatusForWait())
-	code := CLDExited
+	return WaitResult{Pid: leader.pid.Load().nrIn(t.tg.ns), Status: status, Code: exitCode(status), Task: leader}
+}
+
+// exitCode is waitid's si_code for an exit status.
+func exitCode(status unix.WaitStatus) int {
 	switch {
 	case status.Signaled() && status.CoreDump():
-		code = CLDDumped
+		return CLDDumped
 	case status.Signaled():
-		code = CLDKilled
+		return CLDKilled
 	}
-	return WaitResult{Pid: leader.pid.Load().nrIn(t.tg.ns), Status: status, Code: code, Task: leader}
+	return CLDExited
 }

@@ -45,8 +45,13 @@ type Backend struct {
 	// thread: the leader's name goes on standing for the pid it had, as
 	// on the kernel runner, which keeps a task's numbers after it is gone.
 	heirs map[scenario.TaskRef]*kernel.Task
-	ctx   context.Context
-	stop  context.CancelFunc
+	// execing maps a non-leader whose exec has not returned (a ptrace
+	// trap holds it) to the old leader, which took the thread's old tid:
+	// until the call returns, the thread's name stands for that tid, as on
+	// the kernel runner, which learns of the exchange from the reply.
+	execing map[scenario.TaskRef]*kernel.Task
+	ctx     context.Context
+	stop    context.CancelFunc
 }
 
 type background struct {
@@ -56,6 +61,8 @@ type background struct {
 	t *kernel.Task
 	// timed marks a call that ends by itself when its timeout expires.
 	timed bool
+	// foreground marks a call the scenario joins at once.
+	foreground bool
 }
 
 // New returns a backend whose init is ready.
@@ -73,7 +80,8 @@ func New() (*Backend, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
-		stalled: map[scenario.TaskRef]bool{}, heirs: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
+		stalled: map[scenario.TaskRef]bool{}, heirs: map[scenario.TaskRef]*kernel.Task{},
+		execing: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
 }
 
 // Kernel returns the model the scenario runs on.
@@ -85,6 +93,9 @@ func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
 	if heir := b.heirs[target]; heir != nil {
 		t = heir
 	}
+	if old := b.execing[target]; old != nil {
+		t = old
+	}
 	return t.PIDIn(b.tasks[viewer].Namespace())
 }
 
@@ -93,17 +104,19 @@ func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 	// A foreground call is a background call joined at once, so one that
 	// blocks for good reports EDEADLK instead of hanging the run, as on
 	// the kernel runner.
-	b.Start(actor, c)
+	b.start(actor, c, true)
 	return b.Join(actor)
 }
 
 // Start implements scenario.Backend: the call runs on a goroutine of its
 // own, and Start returns once it has finished or sleeps in a wait.
-func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
+func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) { b.start(actor, c, false) }
+
+func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool) {
 	// The actor is read before the call starts: the call may add tasks
 	// (fork) while this goroutine watches it.
 	t := b.tasks[actor]
-	bg := &background{done: make(chan struct{}), timed: timed(c), t: t}
+	bg := &background{done: make(chan struct{}), timed: timed(c), t: t, foreground: foreground}
 	b.bg[actor] = bg
 	if b.stalled[actor] {
 		// The task is still stuck in an earlier call, which keeps it
@@ -113,7 +126,7 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
 		return
 	}
 	go func() {
-		bg.res = b.call(actor, c)
+		bg.res = b.call(actor, c, foreground)
 		close(bg.done)
 	}()
 	for {
@@ -145,6 +158,7 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		select {
 		case <-bg.done:
 			delete(b.bg, actor)
+			delete(b.execing, actor)
 			b.k.Quiesce()
 			return bg.res
 		default:
@@ -169,8 +183,10 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// call makes one call for actor.
-func (b *Backend) call(actor scenario.TaskRef, c scenario.Call) scenario.Result {
+// call makes one call for actor. A call that leaves its task stopped
+// returns only once the task runs again; in the foreground the kernel
+// runner gives up on its reply (EDEADLK).
+func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
 	t := b.tasks[actor]
 	switch {
 	case b.stalled[actor]:
@@ -188,10 +204,18 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call) scenario.Result 
 		// call returns to user space.
 		return scenario.Result{Kind: scenario.ResultDone}
 	}
-	if t.Stopped() {
-		// Stopped by a signal it sent itself before the call could
-		// return: the kernel runner gives up on the reply.
+	if t.Stopped() && foreground {
+		// Stopped by a signal it sent itself, or by a ptrace trap,
+		// before the call could return: the kernel runner gives up on
+		// the reply.
 		return errno(unix.EDEADLK)
+	}
+	if t.Stopped() {
+		t.WaitRunnable(b.ctx)
+		b.k.Quiesce()
+		if t.Exited() {
+			return scenario.Result{Kind: scenario.ResultDone}
+		}
 	}
 	return res
 }
@@ -212,7 +236,7 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 			return t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
 		})
 	case "execve":
-		return b.execve(t)
+		return b.execve(t, actor)
 	case "ptrace":
 		var target int
 		var addr, data uint64
@@ -296,7 +320,7 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 
 // execve runs t's exec; when t was not its process's leader, the leader's
 // name now stands for t's pid.
-func (b *Backend) execve(t *kernel.Task) scenario.Result {
+func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result {
 	leader := t.ThreadGroup().Leader()
 	if err := t.Execve(); err != nil {
 		return errno(err)
@@ -307,6 +331,7 @@ func (b *Backend) execve(t *kernel.Task) scenario.Result {
 				b.heirs[scenario.TaskRef(ref)] = t
 			}
 		}
+		b.execing[actor] = leader
 	}
 	return scenario.Result{Kind: scenario.ResultInt}
 }

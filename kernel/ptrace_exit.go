@@ -1,0 +1,170 @@
+package kernel
+
+import (
+	"golang.org/x/sys/unix"
+)
+
+// The ends of a ptrace link at exit (kernel/ptrace.c exit_ptrace,
+// __ptrace_detach; kernel/exit.c exit_notify, release_task): a tracer's
+// exit detaches its tracees, and a traced thread's exit is reported to its
+// tracer, which reaps it.
+
+// exitPtrace is exit_ptrace (D9): a tracer's exit detaches every thread
+// it traces; tracees with PTRACE_O_EXITKILL are killed, stopped ones run
+// again (the signal a signal-delivery stop was for is dropped), and a
+// zombie whose exit waited for the tracer
+// is handed to its real parent, or, for a thread other than a leader,
+// released (D8). The releases come before the tracer's children are
+// reparented, so a namespace init never waits for its own dead tracees
+// (seed 001).
+//
+// Fast path (seed 000): a tracer with no tracees skips it. The count is
+// read without a lock: the caller is marked exiting, under its process
+// lock, before this runs, and TRACEME links only under that lock to a
+// parent not exiting, so every link that will ever be made is visible.
+func (t *Task) exitPtrace() {
+	if t.nrTracees.Load() == 0 {
+		return
+	}
+	tg := t.tg
+	var tracees, zombies []*Task
+	// The tracer's lock guards its list and the tracer-side state.
+	tg.mu.Lock()
+	for c := tg.tracees.head; c != nil; {
+		next := c.traceLink.next
+		if c.tracer.Load() == t {
+			if unlinkTracerLocked(t, c) {
+				zombies = append(zombies, c)
+			} else {
+				tracees = append(tracees, c)
+			}
+		}
+		c = next
+	}
+	tg.mu.Unlock()
+	var b exitBatch
+	for _, c := range tracees {
+		ctg := c.tg
+		// The tracee's process lock guards its ptrace state.
+		ctg.mu.Lock()
+		switch {
+		case c.ptraceOptions&unix.PTRACE_O_EXITKILL != 0:
+			ctg.killLocked(ctg.fatalStatus(int(unix.SIGKILL)), &b)
+		case c.traceStop != 0:
+			c.resumeTracedLocked(0)
+		default:
+			c.nextTraceEventLocked()
+		}
+		c.ptraceOptions = 0
+		ctg.mu.Unlock()
+		if c == ctg.leader.Load() && ctg.exitState.Load() == procZombie {
+			ctg.reapIfParentIgnores()
+		}
+	}
+	b.run(t.k)
+	for _, c := range zombies {
+		c.handOffTraced()
+	}
+}
+
+// handOffTraced ends a zombie tracee's stay with its tracer, whose wait
+// has reported it or who detached it: a leader's exit goes on to its real
+// parent (do_notify_parent again; the status is delivered twice, C11),
+// and is released if the parent does not want it; another thread is
+// released.
+func (c *Task) handOffTraced() {
+	if c != c.tg.leader.Load() {
+		c.releaseThread()
+		return
+	}
+	if c.tg.notifyParent() {
+		c.tg.release()
+	}
+}
+
+// reapIfParentIgnores is __ptrace_detach's release of a zombie leader
+// whose tracer was a thread of its real parent's process, which waits for
+// it no longer if it ignores SIGCHLD (ignoring_children, D8).
+func (tg *ThreadGroup) reapIfParentIgnores() {
+	for {
+		parent := tg.parent.Load()
+		if parent == nil {
+			return
+		}
+		ptg := parent.tg
+		// The parent's lock guards the child's place on its lists, and a
+		// claim under it is exclusive (C9).
+		ptg.mu.Lock()
+		if tg.parent.Load() != parent {
+			ptg.mu.Unlock()
+			continue
+		}
+		act := ptg.sighand.Load().action(int(unix.SIGCHLD))
+		dead := tg.exitState.Load() == procZombie && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0)
+		if dead {
+			ptg.unmarkReadyLocked(tg)
+			tg.exitState.Store(procDead)
+			tg.unlinkFromParentLocked(ptg)
+		}
+		ptg.mu.Unlock()
+		if dead {
+			tg.release()
+		}
+		return
+	}
+}
+
+// untrace takes a released thread off its tracer's list
+// (ptrace_release_task).
+func (t *Task) untrace() {
+	for {
+		tracer := t.tracer.Load()
+		if tracer == nil {
+			return
+		}
+		// The tracer's lock guards its list.
+		tracer.tg.mu.Lock()
+		if t.tracer.Load() == tracer {
+			unlinkTracerLocked(tracer, t)
+			tracer.tg.mu.Unlock()
+			return
+		}
+		tracer.tg.mu.Unlock()
+	}
+}
+
+// tracedAway reports whether the process's leader is traced by a thread
+// outside its real parent's process (ptrace_reparented): its exit is
+// reported to the tracer first (C11).
+func (tg *ThreadGroup) tracedAway() bool {
+	tracer, parent := tg.leader.Load().tracer.Load(), tg.parent.Load()
+	return tracer != nil && parent != nil && tracer.tg != parent.tg
+}
+
+// notifyTracer is exit_notify's do_notify_parent to the tracer of thread
+// t, a zombie: a leader whose tracer is not its real parent, once the
+// process is empty, or any other traced thread. The zombie waits for the
+// tracer's wait. It reports false once the tracer has it; true if t is
+// no longer traced, and the caller must carry on as for an untraced
+// thread.
+func (t *Task) notifyTracer() bool {
+	tracer := t.tracer.Load()
+	if tracer == nil {
+		return true
+	}
+	ttg := tracer.tg
+	// The tracer's lock guards the tracer-side state and its waiters.
+	ttg.mu.Lock()
+	defer ttg.mu.Unlock()
+	if t.tracer.Load() != tracer {
+		return true
+	}
+	t.traceZombie = true
+	t.traceReport = 0
+	// A traced thread's exit signal is SIGCHLD; the tracer's disposition
+	// does not reap it (do_notify_parent's autoreap is for untraced
+	// tasks).
+	ttg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+	ttg.wakeWaitersLocked()
+	return false
+}

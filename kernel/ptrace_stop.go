@@ -1,0 +1,213 @@
+package kernel
+
+import (
+	"math/bits"
+
+	"golang.org/x/sys/unix"
+)
+
+// ptrace stops (kernel/signal.c get_signal, ptrace_signal, do_jobctl_trap,
+// ptrace_stop). A traced thread stops for its tracer instead of acting on
+// a signal (a signal-delivery stop), when its process stops (a group-stop
+// trap) and, if seized, for PTRACE_INTERRUPT and for a SIGCONT sent to its
+// process (PTRACE_EVENT_STOP traps). It owes these stops as get_signal
+// finds them: the group stop first, then the trap, then the pending
+// signals, synchronous ones first; a ptrace_event stop (PTRACE_O_TRACEEXEC)
+// comes before them all, in the call that raises it. A stop is taken at once when the
+// tracer's lock is held anyway, else on a goroutine of its own, as Linux's
+// tracee takes it when it next runs; Kernel.Quiesce waits for it.
+
+// traceSignalLocked makes a traced thread stop for sig, whatever its
+// disposition (sig_ignored, ptrace_signal: its tracer decides). A call the
+// thread sleeps in is interrupted as for a stop: it goes on once the
+// thread is resumed, unless the tracer passes a handled signal.
+//
+// Preconditions: t.tg.mu is held; t is traced.
+//
+// +checklocks:t.tg.mu
+func (t *Task) traceSignalLocked(sig int) {
+	t.tracePending |= sigBit(sig)
+	t.interruptLocked(int(unix.SIGSTOP))
+	t.nextTraceEventLocked()
+}
+
+// nextTraceEventLocked starts the next ptrace stop thread t owes, on a
+// goroutine of its own. A thread no longer traced owes no trap and acts on
+// the signals it kept for its tracer.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) nextTraceEventLocked() {
+	tg := t.tg
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning {
+		return
+	}
+	if t.tracer.Load() == nil {
+		t.eventOwed, t.groupStopOwed, t.trapOwed = 0, false, false
+		pending := t.tracePending
+		t.tracePending = 0
+		for pending != 0 {
+			sig := nextSignal(pending)
+			pending &^= sigBit(sig)
+			tg.actOnSignalToLocked(t, sig, false, nil)
+		}
+		return
+	}
+	if t.owesTraceStopLocked() {
+		tg.k.goAsync(t.ptraceStop)
+	}
+}
+
+// owesTraceStopLocked reports whether the thread has a ptrace stop to take.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) owesTraceStopLocked() bool {
+	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.tracePending != 0
+}
+
+// ptraceStop takes the stop a traced thread owes, with its tracer's lock.
+//
+// +checklocksignore: lockPair takes both processes' locks in serial
+// order, which checklocks cannot follow; lockstat checks it at run time.
+func (t *Task) ptraceStop() {
+	tg := t.tg
+	for {
+		tracer := t.tracer.Load()
+		if tracer == nil {
+			// Detached meanwhile: the process's own lock guards the
+			// signals the thread kept.
+			tg.mu.Lock()
+			t.nextTraceEventLocked()
+			tg.wakeStoppedLocked()
+			tg.mu.Unlock()
+			return
+		}
+		unlock := lockPair(tracer.tg, tg) // the stop and the tracer's report
+		if t.tracer.Load() == tracer {
+			t.takeTraceStopLocked(tracer)
+			unlock()
+			return
+		}
+		unlock()
+	}
+}
+
+// takeTraceStopLocked stops a running traced thread for the first stop it
+// owes, in get_signal's order, and tells the tracer.
+//
+// Preconditions: tracer.tg.mu and t.tg.mu are held; tracer traces t.
+//
+// +checklocks:tracer.tg.mu
+// +checklocks:t.tg.mu
+func (t *Task) takeTraceStopLocked(tracer *Task) {
+	tg := t.tg
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending {
+		return
+	}
+	var code int32
+	signal := false
+	switch {
+	case t.eventOwed != 0:
+		// ptrace_event: the call itself stops, before get_signal.
+		code, t.eventOwed = t.eventOwed, 0
+	case t.groupStopOwed:
+		// do_signal_stop of a traced thread: it takes part in the group
+		// stop through a trap (do_jobctl_trap).
+		t.groupStopOwed = false
+		code = tg.stopSig
+		if t.ptraceSeized {
+			t.trapOwed = false // a STOP trap clears a pending NOTIFY
+			code = t.eventStopCodeLocked()
+		}
+	case t.trapOwed:
+		t.trapOwed = false
+		code = t.eventStopCodeLocked()
+	case t.tracePending != 0:
+		sig := nextSignal(t.tracePending)
+		t.tracePending &^= sigBit(sig)
+		code, signal = int32(sig), true
+	default:
+		return
+	}
+	t.traceStop, t.traceStopSignal = code, signal
+	tracer.tg.reportTraceStopLocked(t, code)
+}
+
+// eventStopCodeLocked is the code of a PTRACE_EVENT_STOP trap: the group
+// stop's signal while the process is stopped, else SIGTRAP.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) eventStopCodeLocked() int32 {
+	sig := int32(unix.SIGTRAP)
+	if t.tg.stopped {
+		sig = t.tg.stopSig
+	}
+	return sig | ptraceEventStop<<8
+}
+
+// reportTraceStopLocked records a tracee's stop with code for the
+// tracer's wait, sends the tracer's process SIGCHLD unless it asked not
+// to hear of stops, and wakes its waiters (do_notify_parent_cldstop for
+// the tracer).
+//
+// Preconditions: tg.mu is held; tg is the process of tracee's tracer.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
+	tracee.traceReport = code
+	tg.sendChildStopSignalLocked()
+	tg.wakeWaitersLocked()
+}
+
+// sendChildStopSignalLocked sends SIGCHLD for a child's or tracee's stop
+// or continue, unless the process ignores SIGCHLD or set SA_NOCLDSTOP.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) sendChildStopSignalLocked() {
+	act := tg.sighand.Load().action(int(unix.SIGCHLD))
+	if act.Handler == SigIgn || act.Flags&SaNoCldStop != 0 {
+		return
+	}
+	tg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+}
+
+// resumeTracedLocked ends a ptrace stop (ptrace_resume, or the wake-up of
+// a detach): the signal sig the tracer passes, if the stop was a
+// signal-delivery stop, is acted on as if it had been delivered (a trap
+// drops it); then the next stop the thread owes begins, or, once it is
+// untraced, its kept signals are acted on.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) resumeTracedLocked(sig int) {
+	tg := t.tg
+	wasSignal := t.traceStopSignal
+	t.traceStop, t.traceStopSignal = 0, false
+	if sig != 0 && wasSignal {
+		tg.actOnSignalToLocked(t, sig, false, nil)
+	}
+	t.nextTraceEventLocked()
+	tg.wakeStoppedLocked()
+}
+
+// nextSignal is next_signal's choice among pending signals: the
+// synchronous ones (faults) first, then the lowest number.
+func nextSignal(pending uint64) int {
+	const synchronous = 1<<(unix.SIGSEGV-1) | 1<<(unix.SIGBUS-1) | 1<<(unix.SIGILL-1) |
+		1<<(unix.SIGTRAP-1) | 1<<(unix.SIGFPE-1) | 1<<(unix.SIGSYS-1)
+	if s := pending & synchronous; s != 0 {
+		pending = s
+	}
+	return lowestSignal(pending)
+}
+
+// lowestSignal returns the lowest signal in a non-empty set.
+func lowestSignal(set uint64) int { return bits.TrailingZeros64(set) + 1 }

@@ -271,6 +271,9 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
 		pg.members.pushFront(ctg, pgrpLinkOf)
+		// Only after the CAS: a kill(-1) walk that this misses
+		// registered after it, so the walk finds the child published.
+		tg.noteForkLocked(ctg)
 		unlock()
 		return nil
 	}

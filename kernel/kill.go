@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"math"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,11 +16,15 @@ import (
 // signal, once a target is found; EPERM when the caller may not signal
 // any target (G1–G7).
 //
-// A walk over a process group holds the group's lock while it signals
-// each member, and clone links a child into its group under the same
-// lock, so a child forked concurrently is either signalled or created
-// after the walk (G3). kill(-1) walks the namespace's pid table and has no
-// such guarantee against a concurrent fork.
+// Both multi-process forms are atomic against fork: a process forked
+// concurrently by a process the kill signals is either signalled too or
+// created after its parent was signalled (for a fatal signal: never
+// created, its fork fails with EINTR). A walk over a process group holds
+// the group's lock while it signals each member, and clone links a child
+// into its group under the same lock (G3). kill(-1) walks the namespace's
+// pid table with no lock over it and hands its signal to the children
+// forked behind its back instead, as Linux's copy_process does with the
+// multi-process signals it collects on signal->multiprocess (killAll).
 func (t *Task) Kill(pid, sig int) error {
 	if !t.alive() {
 		return unix.ESRCH
@@ -100,8 +106,27 @@ func (t *Task) killPgrp(g *ProcessGroup, sig int) error {
 // killAll is kill(-1): every process visible in the caller's namespace
 // with a pid above 1, other than the caller's own. ESRCH if there is none;
 // otherwise the last error other than EPERM, or 0.
+//
+// The walk over the pid table skips a child whose clone is unfinished, so
+// a child could be published after the walk passed its pid and before
+// the walk reached its parent. To rule that out the walk registers itself
+// on its namespace before it starts (killAllWalk). A fork, once it has
+// published its child under the forking process's lock, looks for walks
+// registered at each level the child is visible at and, if a walk has not
+// signalled the forking process yet, records the child with it. Once its
+// pass is over the walk signals each recorded child whose forking process
+// it has signalled since, and the children of those in turn. A fork that
+// finds no walk registered published its child before the walk began,
+// so the walk sees the child. The fork's cost without a kill(-1) in
+// progress is one load per namespace level of a pointer only kill(-1)
+// writes.
 func (t *Task) killAll(sig int) error {
 	ns := t.tg.ns
+	var w *killAllWalk
+	if validSignal(sig) {
+		w = &killAllWalk{}
+		ns.addKillAll(w)
+	}
 	count := 0
 	var ret error
 	var b exitBatch
@@ -112,15 +137,138 @@ func (t *Task) killAll(sig int) error {
 			return true
 		}
 		count++
-		if err := t.groupSendSig(p, sig, &b); err != unix.EPERM {
+		err := t.checkKillPermission(p, sig)
+		if err == nil && w != nil {
+			w.signal(t, p.tg, sig, &b)
+		}
+		if err != unix.EPERM {
 			ret = err
 		}
 		return true
 	})
+	if w != nil {
+		w.finish(t, sig, &b)
+		ns.removeKillAll(w)
+	}
 	if count == 0 {
 		return unix.ESRCH
 	}
 	return ret
+}
+
+// killAllWalk is one kill(-1) in progress.
+type killAllWalk struct {
+	// signalled holds the processes the walk has signalled (as keys).
+	// Each is stored in the critical section, under the process's lock,
+	// that delivers the signal, so a fork, which reads it under the
+	// forking process's lock, knows whether its child comes before or
+	// after the signal.
+	signalled sync.Map
+	// born is a lock-free stack of the children forked during the walk
+	// by processes it had not signalled yet; bornClosed once the walk
+	// has stopped taking them.
+	born atomic.Pointer[bornChild]
+}
+
+// bornChild is a process forked while a kill(-1) walk was in progress.
+type bornChild struct {
+	forker, child *ThreadGroup
+	next          *bornChild
+}
+
+// bornClosed ends a walk's stack of children.
+var bornClosed = &bornChild{}
+
+// signal delivers the walk's signal to tg.
+func (w *killAllWalk) signal(sender *Task, tg *ThreadGroup, sig int, b *exitBatch) {
+	// The process lock orders the delivery against its exit and its
+	// forks, which read the mark set here under the same lock.
+	tg.mu.Lock()
+	tg.sendSignalLocked(sig, sender.forcesOn(tg), b)
+	w.signalled.Store(tg, struct{}{})
+	tg.mu.Unlock()
+}
+
+// signalledHas reports whether the walk has signalled tg.
+func (w *killAllWalk) signalledHas(tg *ThreadGroup) bool {
+	_, ok := w.signalled.Load(tg)
+	return ok
+}
+
+// recordForkLocked records child, just published by forker, unless the
+// walk has signalled forker already (the child comes after the signal) or
+// the walk is over.
+//
+// Preconditions: forker.mu is held, so that the walk's mark on forker
+// cannot change meanwhile.
+//
+// +checklocks:forker.mu
+func (w *killAllWalk) recordForkLocked(forker, child *ThreadGroup) {
+	if w.signalledHas(forker) {
+		return
+	}
+	e := &bornChild{forker: forker, child: child}
+	for {
+		head := w.born.Load()
+		if head == bornClosed {
+			return
+		}
+		e.next = head
+		if w.born.CompareAndSwap(head, e) {
+			return
+		}
+	}
+}
+
+// finish signals the children recorded during the pass whose forking
+// process the walk has signalled, unless the pass reached them, until a
+// round signals nobody: the set of signalled processes is final then, so
+// no child recorded later can need the signal, and the stack is closed.
+// Delayed signals skip the permission check, as in Linux: the child has
+// its parent's credentials.
+func (w *killAllWalk) finish(sender *Task, sig int, b *exitBatch) {
+	var pending []*bornChild
+	for {
+		for e := w.born.Swap(nil); e != nil; e = e.next {
+			pending = append(pending, e)
+		}
+		progress := false
+		for again := true; again; {
+			again = false
+			kept := pending[:0]
+			for _, e := range pending {
+				switch {
+				case w.signalledHas(e.child):
+				case w.signalledHas(e.forker):
+					w.signal(sender, e.child, sig, b)
+					again, progress = true, true
+				default:
+					kept = append(kept, e) // its forker may be signalled later
+				}
+			}
+			pending = kept
+		}
+		if !progress {
+			w.born.Store(bornClosed)
+			return
+		}
+	}
+}
+
+// noteForkLocked tells the kill(-1) walks in progress at any level ctg is
+// visible at that tg has forked ctg.
+//
+// Preconditions: tg.mu is held; ctg is published.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) noteForkLocked(ctg *ThreadGroup) {
+	for ns := ctg.ns; ns != nil; ns = ns.parent {
+		if walks := ns.killAlls.Load(); walks != nil {
+			for _, w := range *walks {
+				w.recordForkLocked(tg, ctg)
+			}
+		}
+	}
 }
 
 // Tgkill is tgkill(2) (do_send_specific): sig goes to thread tid, which

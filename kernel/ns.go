@@ -43,33 +43,65 @@ func (t *Task) copyNamespaces(flags uint64, creds *Creds) (*PIDNamespace, *sem.N
 	return pidNS, ipcNS, nil
 }
 
-// Unshare is unshare(2) for the namespaces the model has: CLONE_NEWPID
-// makes the caller's future children start a new pid namespace, whose
-// first child becomes its init; CLONE_NEWIPC gives the caller a fresh IPC
-// namespace. CLONE_SYSVSEM (implied by CLONE_NEWIPC) detaches the caller
-// from its semaphore undo list as exit would. Other flags are accepted and
-// have no effect. Errors: EINVAL for unknown flags, for CLONE_THREAD,
-// CLONE_SIGHAND or CLONE_VM in a multi-threaded process, for a second
-// CLONE_NEWPID, and for CLONE_NEWUSER (not modelled); EPERM without
-// CAP_SYS_ADMIN; ENOSPC past 32 levels.
+// unshareFlags are the flags unshare(2) knows (check_unshare_flags).
+const unshareFlags = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_SIGHAND |
+	unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SYSVSEM | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+// Unshare is unshare(2) (ksys_unshare) for the namespaces the model has:
+// CLONE_NEWPID makes the caller's future children start a new pid
+// namespace, whose first child becomes its init; CLONE_NEWIPC gives the
+// caller a fresh IPC namespace. CLONE_SYSVSEM (implied by CLONE_NEWIPC)
+// detaches the caller from its semaphore undo list as exit would.
+//
+// As in Linux, CLONE_NEWUSER implies CLONE_THREAD|CLONE_FS, CLONE_VM
+// implies CLONE_SIGHAND, CLONE_SIGHAND implies CLONE_THREAD and
+// CLONE_NEWNS implies CLONE_FS. CLONE_THREAD, CLONE_SIGHAND and CLONE_VM
+// cannot be undone and are accepted, with no effect, only where there is
+// nothing to unshare; the other flags the model has no object for are
+// accepted and have no effect.
+//
+// Errors: EINVAL for unknown flags; for CLONE_THREAD, CLONE_SIGHAND or
+// CLONE_VM (or CLONE_NEWUSER) when the caller's process has another
+// thread, or is not alone on its thread list (a thread whose leader is a
+// zombie); for CLONE_SIGHAND or CLONE_VM when another process shares the
+// caller's signal handler table (made with CLONE_SIGHAND, until it is
+// reaped or execs); for a second CLONE_NEWPID; for CLONE_NEWUSER (not
+// modelled). EPERM without CAP_SYS_ADMIN; ENOSPC past 32 levels.
+//
+// Linux also refuses CLONE_VM while a process made with CLONE_VM alone
+// shares the caller's address space (current_is_single_threaded); the
+// model keeps no address spaces, so it cannot see such a sharer.
 func (t *Task) Unshare(flags uint64) error {
 	if !t.alive() {
 		return unix.ESRCH
 	}
-	const known = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix.CLONE_SIGHAND |
-		unix.CLONE_VM | unix.CLONE_FILES | unix.CLONE_SYSVSEM | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
-		unix.CLONE_NEWNET | unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
-	if flags&^known != 0 {
+	if flags&^unshareFlags != 0 {
 		return unix.EINVAL
 	}
-	if flags&(unix.CLONE_THREAD|unix.CLONE_SIGHAND|unix.CLONE_VM) != 0 {
-		// The process lock makes the thread count stable to read.
+	if flags&unix.CLONE_NEWUSER != 0 {
+		flags |= unix.CLONE_THREAD | unix.CLONE_FS
+	}
+	if flags&unix.CLONE_VM != 0 {
+		flags |= unix.CLONE_SIGHAND
+	}
+	if flags&unix.CLONE_SIGHAND != 0 {
+		flags |= unix.CLONE_THREAD
+	}
+	if flags&unix.CLONE_NEWNS != 0 {
+		flags |= unix.CLONE_FS
+	}
+	if flags&unix.CLONE_THREAD != 0 {
+		// The process lock makes the thread list stable to read.
 		t.tg.mu.Lock()
-		multi := t.tg.threads.len > 1
+		alone := t.tg.threads.len == 1
 		t.tg.mu.Unlock()
-		if multi {
-			return unix.EINVAL
+		if !alone {
+			return unix.EINVAL // thread_group_empty
 		}
+	}
+	if flags&unix.CLONE_SIGHAND != 0 && t.sighandShared() {
+		return unix.EINVAL // sighand->count > 1
 	}
 	if flags&unix.CLONE_NEWUSER != 0 {
 		return unix.EINVAL
@@ -86,4 +118,27 @@ func (t *Task) Unshare(flags uint64) error {
 	t.nsForChildren.Store(pidNS)
 	t.ipcNS.Store(ipcNS)
 	return nil
+}
+
+// sighandShared reports whether a process other than the caller's uses
+// its signal handler table: Linux's sighand->count above one, which a
+// process made with CLONE_SIGHAND holds from its clone until it is
+// released (reaped) or its exec gives it a table of its own. The handler
+// table keeps no count of its sharers, so the root namespace's pid table,
+// which holds every task from its clone to its release, is searched, as
+// current_is_single_threaded searches every process for sharers of an
+// address space. It takes no lock: unshare is rare, and a sharer created
+// or released concurrently may be counted or not, as it may be by a
+// concurrent refcount read in Linux.
+func (t *Task) sighandShared() bool {
+	sh := t.tg.sighand.Load()
+	shared := false
+	t.k.rootNS.alloc.Range(func(_ int, id *PID) bool {
+		p := id.publishedTask()
+		if p != nil && p.tg != t.tg && p.state.Load() != taskDead && p.tg.sighand.Load() == sh {
+			shared = true
+		}
+		return !shared
+	})
+	return shared
 }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -28,6 +29,11 @@ type PIDNamespace struct {
 	// drained is set while the init's exit waits for the namespace to
 	// empty (zap_pid_ns_processes); frees wake it.
 	drained atomic.Pointer[drainWait]
+	// killAlls holds the kill(-1) walks in progress in the namespace
+	// (kill.go), nil when there is none. Every fork of a process
+	// reads it for each level its child is visible at; only kill(-1)
+	// writes it, so the line it sits on stays shared in every cache.
+	killAlls atomic.Pointer[[]*killAllWalk]
 }
 
 // drainWait is the rest of a namespace init's exit, run once the
@@ -206,5 +212,36 @@ func (ns *PIDNamespace) whenDrained(threshold int, then func()) {
 	ns.drained.Store(w)
 	if ns.alloc.Count() <= threshold {
 		w.fire(ns.k)
+	}
+}
+
+// addKillAll registers w as a kill(-1) walk in progress in ns. The list is
+// copied on write with a compare-and-swap, not under a lock: kill(-1) is
+// rare, and forks read the list without taking anything.
+func (ns *PIDNamespace) addKillAll(w *killAllWalk) {
+	for {
+		old := ns.killAlls.Load()
+		var next []*killAllWalk
+		if old != nil {
+			next = append(next, *old...)
+		}
+		next = append(next, w)
+		if ns.killAlls.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// removeKillAll unregisters w, which addKillAll registered.
+func (ns *PIDNamespace) removeKillAll(w *killAllWalk) {
+	for {
+		old := ns.killAlls.Load()
+		var next *[]*killAllWalk
+		if rest := slices.DeleteFunc(slices.Clone(*old), func(x *killAllWalk) bool { return x == w }); len(rest) > 0 {
+			next = &rest
+		}
+		if ns.killAlls.CompareAndSwap(old, next) {
+			return
+		}
 	}
 }

@@ -183,9 +183,10 @@ func (b *Backend) Close() error {
 	return nil
 }
 
-// call makes one call for actor. A call that leaves its task stopped
-// returns only once the task runs again; in the foreground the kernel
-// runner gives up on its reply (EDEADLK).
+// call makes one call for actor. A call on a stopped task starts, and a
+// call that leaves its task stopped returns, only once the task runs
+// again; in the foreground the kernel runner gives up on its reply
+// (EDEADLK).
 func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
 	t := b.tasks[actor]
 	switch {
@@ -193,8 +194,15 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 		return errno(unix.EDEADLK)
 	case t.Exited():
 		return errno(unix.ESRCH)
-	case t.Stopped():
+	case t.Stopped() && foreground:
 		return errno(unix.EDEADLK) // a stopped task cannot take the call
+	case t.Stopped():
+		// In the background the call starts once the task runs again.
+		t.WaitRunnable(b.ctx)
+		b.k.Quiesce()
+		if t.Exited() {
+			return scenario.Result{Kind: scenario.ResultDone}
+		}
 	}
 	res := b.dispatch(t, actor, c)
 	b.k.Quiesce()

@@ -173,7 +173,7 @@ func ptraceMayAccess(tracer, target *Task) bool {
 func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracee.tracer.Store(tracer)
 	tracee.ptraceSeized = seize
-	tracer.tg.tracees.pushBack(tracee, traceLinkOf)
+	tracer.tg.tracees.pushFront(tracee, traceLinkOf) // newest first, as ptrace_do_wait scans
 	tracer.nrTracees.Add(1)
 }
 

@@ -31,43 +31,86 @@ func (t *Task) traceeMatchesLocked(c *Task, sel waitSelector, opts int) bool {
 	return c.pid.Load() == sel.pid
 }
 
-// waitTraceeLocked reports the first tracee with a stop or an exit to
-// report, and consumes it unless WNOWAIT. A tracee whose exit it claims
-// is unlinked and returned in handOff: the caller hands it on once the
-// lock is dropped (handOffTraced).
+// readyTraceeLocked returns c if it is a tracee of the caller's process
+// that matches the wait and has a stop or an exit to report; nil
+// otherwise.
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) waitTraceeLocked(sel waitSelector, opts int) (res WaitResult, handOff *Task, ok bool) {
-	tg := t.tg
-	for c := tg.tracees.head; c != nil; c = c.traceLink.next {
-		if !t.traceeMatchesLocked(c, sel, opts) {
-			continue
-		}
-		consume := opts&unix.WNOWAIT == 0
-		switch {
-		case c.traceZombie && opts&unix.WEXITED != 0:
-			if c == c.tg.leader.Load() {
-				res = t.reportLocked(c.tg)
-			} else {
-				res = t.reportThreadExitLocked(c)
-			}
-			if consume {
-				tg.unlinkTraceeLocked(c)
-				handOff = c
-			}
-			return res, handOff, true
-		case c.traceReport != 0:
-			res = WaitResult{Pid: c.pid.Load().nrIn(tg.ns), Task: c,
-				Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
-			if consume {
-				c.traceReport = 0
-			}
-			return res, nil, true
+func (t *Task) readyTraceeLocked(c *Task, opts int) *Task {
+	if c == nil {
+		return nil
+	}
+	tracer := c.tracer.Load()
+	if tracer == nil || tracer.tg != t.tg || (opts&unix.WNOTHREAD != 0 && tracer != t) {
+		return nil
+	}
+	if t.traceeReadyLocked(c, opts) {
+		return c
+	}
+	return nil
+}
+
+// firstReadyTraceeOfThreadLocked returns the tracee of thread th that
+// ptrace_do_wait would report: the latest attached first (the list is
+// kept newest first, as __ptrace_link adds at the head).
+//
+// Preconditions: t.tg.mu is held; th is a thread of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) firstReadyTraceeOfThreadLocked(th *Task, sel waitSelector, opts int) *Task {
+	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
+		if c.tracer.Load() == th && t.traceeMatchesLocked(c, sel, opts) && t.traceeReadyLocked(c, opts) {
+			return c
 		}
 	}
-	return WaitResult{}, nil, false
+	return nil
+}
+
+// traceeReadyLocked reports whether tracee c has something to report to
+// a wait with opts: an exit (with WEXITED) or a ptrace stop (whatever the
+// options, C10).
+//
+// Preconditions: t.tg.mu is held; c is a tracee of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
+	if c.traceZombie {
+		return opts&unix.WEXITED != 0
+	}
+	return c.traceReport != 0
+}
+
+// reportTraceeLocked reports tracee c's exit or stop and consumes it
+// unless WNOWAIT. A tracee whose exit it claims is unlinked and returned
+// in handOff: the caller hands it on once the lock is dropped
+// (handOffTraced).
+//
+// Preconditions: t.tg.mu is held; c is a ready tracee of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *Task) {
+	tg := t.tg
+	consume := opts&unix.WNOWAIT == 0
+	if c.traceZombie {
+		if c == c.tg.leader.Load() {
+			res = t.reportLocked(c.tg)
+		} else {
+			res = t.reportThreadExitLocked(c)
+		}
+		if consume {
+			tg.unlinkTraceeLocked(c)
+			handOff = c
+		}
+		return res, handOff
+	}
+	res = WaitResult{Pid: c.pid.Load().nrIn(tg.ns), Task: c,
+		Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
+	if consume {
+		c.traceReport = 0
+	}
+	return res, nil
 }
 
 // reportThreadExitLocked builds the result for a traced thread other than

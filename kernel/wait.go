@@ -143,7 +143,15 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0 // restarted
 		}
-		c, exited := t.findReadyLocked(sel, opts)
+		c, exited, tracee := t.findReadyLocked(sel, opts)
+		if tracee != nil {
+			res, handOff := t.reportTraceeLocked(tracee, opts)
+			tg.mu.Unlock()
+			if handOff != nil {
+				handOff.handOffTraced()
+			}
+			return res, nil
+		}
 		if c != nil && !exited {
 			res, ok := t.reportJobLocked(c, opts)
 			tg.mu.Unlock()
@@ -163,13 +171,6 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			tg.mu.Unlock()
 			if claimed {
 				c.release()
-			}
-			return res, nil
-		}
-		if res, handOff, ok := t.waitTraceeLocked(sel, opts); ok {
-			tg.mu.Unlock()
-			if handOff != nil {
-				handOff.handOffTraced()
 			}
 			return res, nil
 		}
@@ -259,52 +260,72 @@ func (sel waitSelector) matches(c *ThreadGroup) bool {
 	return c.leader.Load().pid.Load() == sel.pid
 }
 
-// findReadyLocked returns the child do_wait would report and whether it
-// is a zombie (otherwise it has a stop or a continue to report): the first
-// on the caller's own children list, else on the next thread's, in thread
-// order (only the caller's with __WNOTHREAD). A wait for one pid looks at
-// that child only.
+// findReadyLocked returns what do_wait would report: a child, and
+// whether it is a zombie (otherwise it has a stop or a continue to
+// report), or a tracee with a stop or an exit to report. Each thread's
+// children come first, in children-list order, then its tracees, the
+// latest attached first; the caller's own thread comes first, then the
+// next ones in thread order (only the caller's with __WNOTHREAD). A wait
+// for one pid looks at that child, then at that tracee.
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) findReadyLocked(sel waitSelector, opts int) (*ThreadGroup, bool) {
+func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exited bool, tracee *Task) {
 	tg := t.tg
 	if !sel.all && !sel.pgrp {
-		c := sel.pid.publishedTask()
-		if c == nil || !c.tg.isChildOf(tg) || !t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
-			return nil, false
+		c, exited := t.readyChildLocked(sel, opts)
+		if c == nil {
+			tracee = t.readyTraceeLocked(sel.pid.publishedTask(), opts)
 		}
-		if c.tg.exitState.Load() == procZombie {
-			if opts&unix.WEXITED == 0 {
-				return nil, false
-			}
-			return c.tg, true
-		}
-		if c.tg.jobIdx >= 0 && tg.jobMatchesLocked(c.tg, opts) {
-			return c.tg, false
-		}
-		return nil, false
+		return c, exited, tracee
 	}
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
 		switch {
 		case z != nil && (j == nil || z.sibOrd < j.sibOrd):
-			return z, true
+			return z, true, nil
 		case j != nil:
-			return j, false
+			return j, false, nil
+		}
+		if tracee := t.firstReadyTraceeOfThreadLocked(th, sel, opts); tracee != nil {
+			return nil, false, tracee
 		}
 		if opts&unix.WNOTHREAD != 0 {
-			return nil, false
+			return nil, false, nil
 		}
 		if th = th.threadLink.next; th == nil {
 			th = tg.threads.head
 		}
 		if th == t {
-			return nil, false
+			return nil, false, nil
 		}
 	}
+}
+
+// readyChildLocked is findReadyLocked's look at the child a wait for one
+// pid names.
+//
+// Preconditions: t.tg.mu is held; sel names one pid.
+//
+// +checklocks:t.tg.mu
+func (t *Task) readyChildLocked(sel waitSelector, opts int) (*ThreadGroup, bool) {
+	tg := t.tg
+	c := sel.pid.publishedTask()
+	if c == nil || !c.tg.isChildOf(tg) || !t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
+		return nil, false
+	}
+	if c.tg.exitState.Load() == procZombie {
+		if opts&unix.WEXITED == 0 {
+			return nil, false
+		}
+		return c.tg, true
+	}
+	if c.tg.jobIdx >= 0 && tg.jobMatchesLocked(c.tg, opts) {
+		return c.tg, false
+	}
+	return nil, false
 }
 
 // firstReadyOfThreadLocked returns the zombie child of thread th that

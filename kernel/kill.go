@@ -72,7 +72,7 @@ func (t *Task) groupSendSig(p *Task, sig int, b *exitBatch) error {
 	if err := t.checkKillPermission(p, sig); err != nil || sig == 0 {
 		return err
 	}
-	signalFromTask(t, p.tg, sig, b)
+	signalFromTask(t, p, sig, b)
 	return nil
 }
 

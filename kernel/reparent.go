@@ -275,7 +275,7 @@ func (father *Task) zapPIDNamespace() {
 		if t == nil || t.state.CompareAndSwap(taskEmbryo, taskDoomed) || t.state.Load() == taskDoomed || t.tg == tg {
 			return true
 		}
-		signalFromTask(father, t.tg, int(unix.SIGKILL), &b)
+		signalFromTask(father, t, int(unix.SIGKILL), &b)
 		return true
 	})
 	b.run(tg.k)

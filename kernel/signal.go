@@ -320,14 +320,31 @@ func killPermitted(sender, target *Task, sig int) bool {
 		sender.tg.pgrp.Load().session == target.tg.pgrp.Load().session
 }
 
-// signalFromTask delivers sig from sender to the process tg, taking tg's
+// signalFromTask delivers sig from sender to p's process, taking its
 // lock; force follows the sender's namespace (an ancestor namespace's
-// sender may kill an init).
-func signalFromTask(sender *Task, tg *ThreadGroup, sig int, b *exitBatch) {
+// sender may kill an init). p, the thread the sender named, takes the
+// signal if it wants it (complete_signal's first choice); otherwise
+// another thread does.
+func signalFromTask(sender *Task, p *Task, sig int, b *exitBatch) {
+	tg := p.tg
 	// The target's lock orders the delivery against its exit and clone.
 	tg.mu.Lock()
-	tg.sendSignalLocked(sig, sender.forcesOn(tg), b)
+	tg.sendSignalViaLocked(p, sig, sender.forcesOn(tg), b)
 	tg.mu.Unlock()
+}
+
+// sendSignalViaLocked is sendSignalLocked for a signal sent to the process
+// through thread p, which takes it if it wants it.
+//
+// Preconditions: tg.mu is held; p is a thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: p.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) sendSignalViaLocked(p *Task, sig int, force bool, b *exitBatch) {
+	if !p.wantsSignalLocked() {
+		p = nil
+	}
+	tg.sendSignalToLocked(p, sig, force, b)
 }
 
 // forcesOn reports whether a signal sender sends to tg is forced: the

@@ -402,8 +402,24 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 		ptg.unmarkJobLocked(c)
 		return false
 	}
-	return (opts&unix.WUNTRACED != 0 && c.stopped && c.stopCode != 0) ||
+	return (opts&unix.WUNTRACED != 0 && c.stopReportableTo(ptg)) ||
 		(opts&unix.WCONTINUED != 0 && c.continued)
+}
+
+// stopReportableTo reports whether c has a group stop its parent ptg's
+// wait may report: not while a thread of ptg traces c's leader, whose
+// stops only its tracer reports, as ptrace stops (wait_consider_task
+// hides the group stop from a real parent that traces; it shows once the
+// tracer detaches).
+//
+// Preconditions: c.mu is held.
+//
+// +checklocks:c.mu
+func (c *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
+	if tracer := c.leader.Load().tracer.Load(); tracer != nil && tracer.tg == ptg {
+		return false
+	}
+	return c.stopped && c.stopCode != 0
 }
 
 // reportJobLocked reports child c's stop or continue, and consumes it
@@ -420,7 +436,7 @@ func (t *Task) reportJobLocked(c *ThreadGroup, opts int) (WaitResult, bool) {
 	c.mu.Lock()
 	consume := opts&unix.WNOWAIT == 0
 	switch {
-	case opts&unix.WUNTRACED != 0 && c.stopped && c.stopCode != 0:
+	case opts&unix.WUNTRACED != 0 && c.stopReportableTo(t.tg):
 		res.Status, res.Code = unix.WaitStatus(c.stopCode<<8|0x7f), CLDStopped
 		if consume {
 			c.stopCode = 0

@@ -22,7 +22,7 @@ import (
 const ptraceEventStop = 128
 
 // Ptrace is ptrace(2) for the requests the model has: PTRACE_TRACEME,
-// ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT and SETOPTIONS
+// ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT, LISTEN and SETOPTIONS
 // (PTRACE_O_EXITKILL and PTRACE_O_TRACEEXEC are the options acted on).
 // pid names a thread.
 // Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
@@ -30,8 +30,8 @@ const ptraceEventStop = 128
 // a zombie or one already traced; ESRCH for an unknown pid, or a request
 // for a thread that the caller does not trace or that is not stopped when
 // it must be; EIO for an unknown request, SEIZE with addr != 0 or unknown
-// options, an invalid signal to CONT or DETACH, INTERRUPT of a thread not
-// seized; EINVAL for unknown SETOPTIONS options.
+// options, an invalid signal to CONT or DETACH, INTERRUPT or LISTEN of a
+// thread not seized, LISTEN outside a PTRACE_EVENT_STOP trap; EINVAL for unknown SETOPTIONS options.
 func (t *Task) Ptrace(request, pid int, addr, data uint64) error {
 	if !t.alive() {
 		return unix.ESRCH
@@ -225,6 +225,16 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		if target.state.Load() == taskRunning && !target.killPending {
 			target.trapOwed = true
 			target.takeTraceStopLocked(t)
+		}
+		return nil
+	case unix.PTRACE_LISTEN:
+		if !target.ptraceSeized || !stopped || target.traceStop>>8 != ptraceEventStop {
+			return unix.EIO
+		}
+		target.listening = true
+		if target.notifyOwed {
+			// Notified since the trap began: trap again at once.
+			target.retrapLocked(t)
 		}
 		return nil
 	case unix.PTRACE_CONT, unix.PTRACE_DETACH:

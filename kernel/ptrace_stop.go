@@ -44,7 +44,7 @@ func (t *Task) nextTraceEventLocked() {
 		return
 	}
 	if t.tracer.Load() == nil {
-		t.eventOwed, t.groupStopOwed, t.trapOwed = 0, false, false
+		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 		pending := t.tracePending
 		t.tracePending = 0
 		for pending != 0 {
@@ -65,7 +65,7 @@ func (t *Task) nextTraceEventLocked() {
 //
 // +checklocks:t.tg.mu
 func (t *Task) owesTraceStopLocked() bool {
-	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.tracePending != 0
+	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.notifyOwed || t.tracePending != 0
 }
 
 // ptraceStop takes the stop a traced thread owes, with its tracer's lock.
@@ -119,11 +119,11 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		t.groupStopOwed = false
 		code = tg.stopSig
 		if t.ptraceSeized {
-			t.trapOwed = false // a STOP trap clears a pending NOTIFY
+			t.trapOwed, t.notifyOwed = false, false // a STOP trap clears both
 			code = t.eventStopCodeLocked()
 		}
-	case t.trapOwed:
-		t.trapOwed = false
+	case t.trapOwed || t.notifyOwed:
+		t.trapOwed, t.notifyOwed = false, false
 		code = t.eventStopCodeLocked()
 	case t.tracePending != 0:
 		sig := nextSignal(t.tracePending)
@@ -190,12 +190,27 @@ func (tg *ThreadGroup) sendChildStopSignalLocked() {
 func (t *Task) resumeTracedLocked(sig int) {
 	tg := t.tg
 	wasSignal := t.traceStopSignal
-	t.traceStop, t.traceStopSignal = 0, false
+	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
 	if sig != 0 && wasSignal {
 		tg.actOnSignalToLocked(t, sig, false, nil)
 	}
 	t.nextTraceEventLocked()
 	tg.wakeStoppedLocked()
+}
+
+// retrapLocked ends a listening thread's trap for the notification it
+// waited for (ptrace_trap_notify's wake-up): it traps again, reporting
+// the new state of its process.
+//
+// Preconditions: tracer.tg.mu and t.tg.mu are held; tracer traces t; t
+// is listening.
+//
+// +checklocks:tracer.tg.mu
+// +checklocks:t.tg.mu
+func (t *Task) retrapLocked(tracer *Task) {
+	t.traceStop, t.listening = 0, false
+	t.traceReport = 0
+	t.takeTraceStopLocked(tracer)
 }
 
 // nextSignal is next_signal's choice among pending signals: the

@@ -43,13 +43,36 @@ func (t *Task) readyTraceeLocked(c *Task, opts int) *Task {
 		return nil
 	}
 	tracer := c.tracer.Load()
-	if tracer == nil || tracer.tg != t.tg || (opts&unix.WNOTHREAD != 0 && tracer != t) {
+	if tracer == nil || tracer.tg != t.tg {
 		return nil
+	}
+	if opts&unix.WNOTHREAD != 0 && tracer != t && !(c == c.tg.leader.Load() && c.tg.parent.Load() == t) {
+		return nil // neither the caller's tracee nor its child
 	}
 	if t.traceeReadyLocked(c, opts) {
 		return c
 	}
 	return nil
+}
+
+// firstTrappedChildOfThreadLocked returns the child of thread th, traced
+// by a thread of th's own process, with a ptrace stop to report that
+// comes first on th's children list: the real parent's scan reports such
+// a child as its tracer's would (wait_consider_task's ptrace = 1 for a
+// tracee not ptrace_reparented).
+//
+// Preconditions: t.tg.mu is held; th is a thread of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector) *Task {
+	var best *Task
+	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
+		if c.traceReport != 0 && c == c.tg.leader.Load() && c.tg.parent.Load() == th &&
+			t.traceeMatchesLocked(c, sel, 0) && (best == nil || c.tg.sibOrd < best.tg.sibOrd) {
+			best = c
+		}
+	}
+	return best
 }
 
 // firstReadyTraceeOfThreadLocked returns the tracee of thread th that

@@ -84,7 +84,8 @@ func (tg *ThreadGroup) trapTracedForStopLocked() {
 
 // continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
 // no thread owes a group stop any more, a seized thread owes its tracer a
-// PTRACE_EVENT_STOP trap (ptrace_trap_notify), and a stopped process runs
+// PTRACE_EVENT_STOP trap (ptrace_trap_notify; one listening in such a
+// trap takes it at once), and a stopped process runs
 // again, owes its parent a continue report, and then acts on the fatal
 // signals it was sent while stopped, in next_signal's order.
 //
@@ -97,7 +98,12 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.groupStopOwed = false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
-			t.trapOwed = true
+			t.notifyOwed = true
+			if t.listening {
+				// PTRACE_LISTEN's wake-up: the trap ends and is taken
+				// again, with the new state.
+				t.traceStop, t.listening = 0, false
+			}
 			t.nextTraceEventLocked()
 		}
 	}
@@ -134,7 +140,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopPending, tg.pendingSigs = 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
-		t.eventOwed, t.groupStopOwed, t.trapOwed = 0, false, false
+		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 	}
 	tg.wakeStoppedLocked()
 }

@@ -138,7 +138,8 @@ type Task struct {
 	// PTRACE_O_* options, the ptrace stop it is in (its code; 0 when
 	// running), the signals it will stop for (bit sig-1), a group stop it
 	// owes as a trap (JOBCTL_STOP_PENDING), a PTRACE_EVENT_STOP trap it
-	// owes (JOBCTL_TRAP_STOP, TRAP_NOTIFY) and the code of a
+	// owes for PTRACE_INTERRUPT (JOBCTL_TRAP_STOP) or for a SIGCONT
+	// (JOBCTL_TRAP_NOTIFY) and the code of a
 	// ptrace_event stop it owes (0: none).
 	// +checklocks:tg.mu
 	ptraceSeized bool
@@ -146,6 +147,11 @@ type Task struct {
 	ptraceOptions uint64
 	// +checklocks:tg.mu
 	eventOwed int32
+	// listening is JOBCTL_LISTENING: a seized thread in a
+	// PTRACE_EVENT_STOP trap that PTRACE_LISTEN let wait for the next
+	// notification, which ends the trap and makes it trap again.
+	// +checklocks:tg.mu
+	listening bool
 	// +checklocks:tg.mu
 	traceStop int32
 	// traceStopSignal tells a signal-delivery stop, whose signal the
@@ -158,6 +164,8 @@ type Task struct {
 	groupStopOwed bool
 	// +checklocks:tg.mu
 	trapOwed bool
+	// +checklocks:tg.mu
+	notifyOwed bool
 	// started is the monotonic time of the task's clone; its release
 	// mixes the runtime since then into the entropy pool.
 	started int64

@@ -283,6 +283,10 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
+		if tc := t.firstTrappedChildOfThreadLocked(th, sel); tc != nil &&
+			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd < j.sibOrd) {
+			return nil, false, tc
+		}
 		switch {
 		case z != nil && (j == nil || z.sibOrd < j.sibOrd):
 			return z, true, nil

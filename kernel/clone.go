@@ -89,10 +89,16 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	// The child joins its user's list before it is published, so that a
 	// PRIO_USER walk never misses a running task; walks skip embryos.
 	u.addMember(child)
+	var vforkDone chan struct{}
+	if flags&unix.CLONE_VFORK != 0 {
+		vforkDone = make(chan struct{})
+		child.vforkDone.Store(&vforkDone)
+	}
+	event, option := cloneTraceEvent(flags, args.ExitSignal&csignal)
 	if flags&unix.CLONE_THREAD != 0 {
-		err = t.linkThread(child)
+		err = t.linkThread(child, flags, option)
 	} else {
-		err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal)
+		err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal, option)
 	}
 	if err != nil {
 		if ul := child.semUndo.Load(); ul != nil {
@@ -104,6 +110,13 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		p.put()
 		undo()
 		return nil, err
+	}
+	child.finishInheritedTrace()
+	if flags&unix.CLONE_UNTRACED == 0 {
+		t.raiseTraceEvent(event, option)
+	}
+	if vforkDone != nil && t.waitVforkDone(vforkDone) {
+		t.raiseTraceEvent(unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_O_TRACEVFORKDONE)
 	}
 	return child, nil
 }
@@ -161,7 +174,7 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 }
 
 // linkThread adds a new thread to the caller's process.
-func (t *Task) linkThread(child *Task) error {
+func (t *Task) linkThread(child *Task, flags, traceOption uint64) error {
 	tg := t.tg
 	child.tg = tg
 	for {
@@ -175,7 +188,7 @@ func (t *Task) linkThread(child *Task) error {
 			sleepUntil(resume, dying)
 			continue
 		}
-		err := t.linkThreadLocked(child)
+		err := t.linkThreadLocked(child, flags, traceOption)
 		tg.mu.Unlock()
 		return err
 	}
@@ -184,11 +197,12 @@ func (t *Task) linkThread(child *Task) error {
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) linkThreadLocked(child *Task) error {
+func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) error {
 	tg := t.tg
 	if tg.groupExiting || tg.execTask != nil || t.killPending {
 		return unix.EINTR // group_exec_task: no thread joins an exec
 	}
+	t.inheritTraceLocked(child, flags, traceOption)
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 		return unix.ENOMEM // the namespace's init died meanwhile
 	}
@@ -203,7 +217,7 @@ func (t *Task) linkThreadLocked(child *Task) error {
 //
 // +checklocksignore: which process locks it takes depends on CLONE_PARENT;
 // lockstat checks their order at run time.
-func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int) error {
+func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int, traceOption uint64) error {
 	tg := t.tg
 	for {
 		pg := tg.pgrp.Load()
@@ -263,6 +277,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
+		t.inheritTraceLocked(child, flags, traceOption)
 		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed
 			unlock()

@@ -68,6 +68,7 @@ func (t *Task) Execve() error {
 		old.untrace()
 		old.releaseResources() // release_task(leader), after the locks
 	}
+	t.releaseVforkParent() // exec_mm_release
 	t.execTrap()
 	return nil
 }

@@ -88,8 +88,10 @@ func (t *Task) beginExitLocked(status int32) {
 			tg.exitStatus = tg.groupExitCode
 		}
 		// synchronize_group_exit: the last thread's exit is a group exit
-		// with its status.
+		// with its status, and signal->flags = SIGNAL_GROUP_EXIT drops a
+		// continue not yet reported.
 		tg.groupExitMark.Store(tg.exitStatus | 1<<16)
+		tg.continued.Store(false)
 	}
 }
 
@@ -139,6 +141,7 @@ func (k *Kernel) finishExits(ts []*Task) {
 // exitNotify is exit_notify: hand the children to a reaper, become a
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
+	t.releaseVforkParent() // exit_mm's mm_release
 	t.exitSem()
 	t.exitPtrace()
 	handled := t.forgetOriginalParent()

@@ -211,9 +211,10 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	stopped := target.traceStop != 0
 	switch request {
 	case unix.PTRACE_KILL:
-		// send_sig_info(SIGKILL): the whole process dies.
+		// send_sig_info(SIGKILL, SEND_SIG_NOINFO): the whole process
+		// dies, unless it is an init the caller's namespace protects.
 		if target.state.Load() < taskZombie {
-			ttg.killLocked(ttg.fatalStatus(int(unix.SIGKILL)), nil)
+			ttg.sendThreadSignalLocked(target, int(unix.SIGKILL), t.forcesOn(ttg))
 		}
 		return nil
 	case unix.PTRACE_INTERRUPT:
@@ -267,6 +268,9 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	}
 	if !stopped {
 		return unix.ESRCH
+	}
+	if request == unix.PTRACE_GETEVENTMSG {
+		return nil // the message itself is not modelled
 	}
 	return unix.EIO
 }

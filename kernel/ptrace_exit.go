@@ -11,8 +11,8 @@ import (
 
 // exitPtrace is exit_ptrace (D9): a tracer's exit detaches every thread
 // it traces; tracees with PTRACE_O_EXITKILL are killed, stopped ones run
-// again (the signal a signal-delivery stop was for is dropped), and a
-// zombie whose exit waited for the tracer
+// again (the signal a signal-delivery stop was for acts unless the
+// tracer's wait has reported the stop), and a zombie whose exit waited for the tracer
 // is handed to its real parent, or, for a thread other than a leader,
 // released (D8). The releases come before the tracer's children are
 // reparented, so a namespace init never waits for its own dead tracees
@@ -28,22 +28,25 @@ func (t *Task) exitPtrace() {
 	}
 	tg := t.tg
 	var tracees, zombies []*Task
+	var unreported []bool
 	// The tracer's lock guards its list and the tracer-side state.
 	tg.mu.Lock()
 	for c := tg.tracees.head; c != nil; {
 		next := c.traceLink.next
 		if c.tracer.Load() == t {
+			pending := c.traceReport != 0
 			if unlinkTracerLocked(t, c) {
 				zombies = append(zombies, c)
 			} else {
 				tracees = append(tracees, c)
+				unreported = append(unreported, pending)
 			}
 		}
 		c = next
 	}
 	tg.mu.Unlock()
 	var b exitBatch
-	for _, c := range tracees {
+	for i, c := range tracees {
 		ctg := c.tg
 		// The tracee's process lock guards its ptrace state.
 		ctg.mu.Lock()
@@ -51,7 +54,14 @@ func (t *Task) exitPtrace() {
 		case c.ptraceOptions&unix.PTRACE_O_EXITKILL != 0:
 			ctg.killLocked(ctg.fatalStatus(int(unix.SIGKILL)), &b)
 		case c.traceStop != 0:
-			c.resumeTracedLocked(0)
+			// A stop the tracer's wait reported had its signal taken
+			// with the report (wait_task_stopped clears exit_code);
+			// one it never reported keeps it, and acts now.
+			sig := 0
+			if unreported[i] && c.traceStopSignal {
+				sig = int(c.traceStop)
+			}
+			c.resumeTracedLocked(sig)
 		default:
 			c.nextTraceEventLocked()
 		}

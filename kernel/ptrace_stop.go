@@ -192,7 +192,10 @@ func (t *Task) resumeTracedLocked(sig int) {
 	wasSignal := t.traceStopSignal
 	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
 	if sig != 0 && wasSignal {
-		tg.actOnSignalToLocked(t, sig, false, nil)
+		// get_signal acts on it as the tracee's own: SIGKILL and
+		// SIGSTOP reach even an init (SIGNAL_UNKILLABLE spares only the
+		// signals it may catch).
+		tg.actOnSignalToLocked(t, sig, true, nil)
 	}
 	t.nextTraceEventLocked()
 	tg.wakeStoppedLocked()

@@ -92,8 +92,9 @@ func (t *Task) firstReadyTraceeOfThreadLocked(th *Task, sel waitSelector, opts i
 }
 
 // traceeReadyLocked reports whether tracee c has something to report to
-// a wait with opts: an exit (with WEXITED) or a ptrace stop (whatever the
-// options, C10).
+// a wait with opts: an exit (with WEXITED), a ptrace stop (whatever the
+// options, C10), or its process's continue (with WCONTINUED: there is one
+// continued state, and a tracer's wait may consume it).
 //
 // Preconditions: t.tg.mu is held; c is a tracee of t.tg.
 //
@@ -102,38 +103,54 @@ func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
 	if c.traceZombie {
 		return opts&unix.WEXITED != 0
 	}
-	return c.traceReport != 0
+	return c.traceReport != 0 || opts&unix.WCONTINUED != 0 && c.tg.continued.Load()
 }
 
-// reportTraceeLocked reports tracee c's exit or stop and consumes it
-// unless WNOWAIT. A tracee whose exit it claims is unlinked and returned
-// in handOff: the caller hands it on once the lock is dropped
-// (handOffTraced).
+// reportTraceeLocked reports tracee c's exit, stop or continue, and
+// consumes it unless WNOWAIT; ok is false if a continue went to another
+// waiter meanwhile. A tracee whose exit it claims is unlinked and
+// returned in handOff: the caller hands it on once the lock is dropped
+// (handOffTraced); or, when the tracer's process has become its real
+// parent, in reaped, taken off the parent's lists, for the caller to
+// release (wait_task_zombie's EXIT_DEAD for a tracee no longer
+// ptrace_reparented).
 //
 // Preconditions: t.tg.mu is held; c is a ready tracee of t.tg.
 //
 // +checklocks:t.tg.mu
-func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *Task) {
+func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *Task, reaped *ThreadGroup, ok bool) {
 	tg := t.tg
 	consume := opts&unix.WNOWAIT == 0
-	if c.traceZombie {
+	pid := c.pid.Load().nrIn(tg.ns)
+	switch {
+	case c.traceZombie:
 		if c == c.tg.leader.Load() {
 			res = t.reportLocked(c.tg)
 		} else {
 			res = t.reportThreadExitLocked(c)
 		}
-		if consume {
-			tg.unlinkTraceeLocked(c)
-			handOff = c
+		if !consume {
+			return res, nil, nil, true
 		}
-		return res, handOff
+		tg.unlinkTraceeLocked(c)
+		if c == c.tg.leader.Load() && c.tg.isChildOf(tg) {
+			tg.unmarkJobLocked(c.tg)
+			c.tg.exitState.Store(procDead)
+			c.tg.unlinkFromParentLocked(tg)
+			return res, nil, c.tg, true
+		}
+		return res, c, nil, true
+	case c.traceReport != 0:
+		res = WaitResult{Pid: pid, Task: c, Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
+		if consume {
+			c.traceReport = 0
+		}
+		return res, nil, nil, true
 	}
-	res = WaitResult{Pid: c.pid.Load().nrIn(tg.ns), Task: c,
-		Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
-	if consume {
-		c.traceReport = 0
+	if consume && !c.tg.continued.CompareAndSwap(true, false) {
+		return WaitResult{}, nil, nil, false
 	}
-	return res, nil
+	return WaitResult{Pid: pid, Task: c, Status: 0xffff, Code: CLDContinued}, nil, nil, true
 }
 
 // reportThreadExitLocked builds the result for a traced thread other than
@@ -169,7 +186,9 @@ func (c *Task) exitStatusForTracer() int32 {
 // +checklocks:t.tg.mu
 func (t *Task) anyTraceeLocked(sel waitSelector, opts int) bool {
 	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
-		if t.traceeMatchesLocked(c, sel, opts) {
+		// A zombie counts only for a wait for exits (wait_task_zombie
+		// returns before notask_error is cleared).
+		if t.traceeMatchesLocked(c, sel, opts) && (!c.traceZombie || opts&unix.WEXITED != 0) {
 			return true
 		}
 	}

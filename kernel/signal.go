@@ -152,8 +152,14 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 	if !validSignal(sig) || tg.groupExiting || tg.liveThreads == 0 {
 		return // prepare_signal: a dying process drops what it is sent
 	}
-	if sig == int(unix.SIGCONT) {
+	// prepare_signal: SIGCONT and the stop signals flush each other,
+	// from the signals traced threads keep for their tracers too.
+	switch {
+	case sig == int(unix.SIGCONT):
 		tg.continueLocked(b)
+		tg.flushTracedLocked(stopSignals)
+	case sigDefaultStops(sig):
+		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
 	}
 	if sig != int(unix.SIGKILL) {
 		// A traced thread stops for every signal but SIGKILL, whatever
@@ -255,6 +261,23 @@ func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
 }
 
 func sigBit(sig int) uint64 { return 1 << uint(sig-1) }
+
+// stopSignals is SIG_KERNEL_STOP_MASK.
+var stopSignals = sigBit(int(unix.SIGSTOP)) | sigBit(int(unix.SIGTSTP)) | sigBit(int(unix.SIGTTIN)) |
+	sigBit(int(unix.SIGTTOU))
+
+// flushTracedLocked drops the signals in set from those the process's
+// traced threads keep for their tracers.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) flushTracedLocked(set uint64) {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.tracePending &^= set
+	}
+}
 
 // fatalStatus is the wait status of a death by sig: with the core bit for
 // a signal that dumps core when RLIMIT_CORE allows a core file.

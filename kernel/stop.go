@@ -53,7 +53,8 @@ func (tg *ThreadGroup) doSignalStop() {
 		if sig != int(unix.SIGSTOP) && (orphaned || tg.sighand.Load().action(sig).Handler != SigDfl) {
 			continue
 		}
-		tg.stopped, tg.stopCode, tg.stopSig, tg.continued = true, int32(sig), int32(sig), false
+		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
+		tg.continued.Store(false)
 		stopped = true
 		tg.trapTracedForStopLocked()
 	}
@@ -111,7 +112,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 		tg.wakeStoppedLocked()
 		return
 	}
-	tg.stopped, tg.stopCode, tg.stopSig, tg.continued = false, 0, 0, true
+	tg.stopped, tg.stopCode, tg.stopSig = false, 0, 0
+	tg.continued.Store(true)
 	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
 	pending := tg.pendingSigs
@@ -136,7 +138,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) endJobControlLocked() {
-	tg.stopped, tg.stopCode, tg.stopSig, tg.continued = false, 0, 0, false
+	tg.stopped, tg.stopCode, tg.stopSig = false, 0, 0
+	tg.continued.Store(false)
 	tg.stopPending, tg.pendingSigs = 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
@@ -191,14 +194,13 @@ func sleepUntil(resume, dying <-chan struct{}) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) hasJobEventLocked() bool {
-	return (tg.stopped && tg.stopCode != 0) || tg.continued
+	return (tg.stopped && tg.stopCode != 0) || tg.continued.Load()
 }
 
 // notifyParentJobctl is do_notify_parent_cldstop for a process that
 // stopped or continued: the child goes on its parent thread's job queue
-// if it still has something to report, and the parent's waiters wake.
-// The SIGCHLD it would send has no effect the model can observe (its
-// default action is to ignore it) and is left out.
+// if it still has something to report, the parent is sent SIGCHLD (unless
+// it set SA_NOCLDSTOP) and its waiters wake.
 func (tg *ThreadGroup) notifyParentJobctl() {
 	for {
 		parent := tg.parent.Load()
@@ -215,10 +217,17 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 			continue
 		}
 		tg.mu.Lock()
-		if tg.hasJobEventLocked() && tg.jobIdx < 0 && tg.exitState.Load() == procAlive {
+		event := tg.hasJobEventLocked() && tg.exitState.Load() == procAlive
+		if event && tg.jobIdx < 0 {
 			ptg.markJobLocked(tg)
 		}
+		// A group stop is hidden from a parent that traces the process
+		// (it hears of the trap instead); a continue is not.
+		hidden := tg.stopped && !tg.stopReportableTo(ptg)
 		tg.mu.Unlock()
+		if event && !hidden {
+			ptg.sendChildStopSignalLocked()
+		}
 		ptg.wakeWaitersLocked()
 		ptg.mu.Unlock()
 		return

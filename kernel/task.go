@@ -126,6 +126,13 @@ type Task struct {
 	// and this thread's process locks held and cleared under the
 	// tracer's.
 	tracer atomic.Pointer[Task]
+	// inheritedTracer is the tracer a new task inherits from its creator
+	// (ptrace_clone.go), kept by the cloning call until the task is on
+	// the tracer's list.
+	inheritedTracer *Task
+	// vforkDone, set for a CLONE_VFORK child, is closed when it execs or
+	// exits: its parent waits for that.
+	vforkDone atomic.Pointer[chan struct{}]
 	// The tracer's view of this thread, guarded by the tracer's
 	// ThreadGroup.mu, as a child's parent-side state is by its parent's:
 	// its place on the tracer's list, the code of a ptrace stop the
@@ -223,18 +230,19 @@ type ThreadGroup struct {
 	// signals of Linux's signal_struct). stopped is SIGNAL_STOP_STOPPED;
 	// stopCode the stop signal wait may still report (0 once reported);
 	// stopSig the signal of the group stop in effect (what traced threads
-	// report when they trap for it); continued is SIGNAL_STOP_CONTINUED, a continue wait may still
-	// report. stopPending holds default-action stop signals not yet acted
-	// on, pendingSigs fatal signals that arrived while stopped; both are
-	// bit sets, bit sig-1.
+	// report when they trap for it); continued is SIGNAL_STOP_CONTINUED, a
+	// continue wait may still report: set under mu, consumed by a
+	// compare-and-swap, since a tracer's wait, which may not take mu,
+	// consumes it too. stopPending holds default-action stop signals not
+	// yet acted on, pendingSigs fatal signals that arrived while stopped;
+	// both are bit sets, bit sig-1.
 	// +checklocks:mu
 	stopped bool
 	// +checklocks:mu
 	stopCode int32
 	// +checklocks:mu
-	stopSig int32
-	// +checklocks:mu
-	continued bool
+	stopSig   int32
+	continued atomic.Bool
 	// +checklocks:mu
 	stopPending uint64
 	// +checklocks:mu
@@ -362,9 +370,10 @@ func (t *Task) Getppid() int {
 // Parent returns the parent thread (real_parent).
 func (t *Task) Parent() *Task { return t.tg.parent.Load() }
 
-// Sleeping reports whether the task is blocked in wait4, waitid or semop
-// with no wake-up (a kill or an interrupting signal included) pending: it will not return until another task acts. Runners
-// use it to tell a blocked background call from one still working.
+// Sleeping reports whether the task is blocked in wait4, waitid, semop or
+// a vfork with no wake-up (a kill or an interrupting signal included)
+// pending: it will not return until another task acts. Runners use it to
+// tell a blocked background call from one still working.
 func (t *Task) Sleeping() bool {
 	s := t.sleepingOn.Load()
 	if s == nil {

@@ -145,10 +145,15 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		c, exited, tracee := t.findReadyLocked(sel, opts)
 		if tracee != nil {
-			res, handOff := t.reportTraceeLocked(tracee, opts)
+			res, handOff, reaped, ok := t.reportTraceeLocked(tracee, opts)
 			tg.mu.Unlock()
-			if handOff != nil {
+			switch {
+			case !ok:
+				continue // the continue went to another waiter: look again
+			case handOff != nil:
 				handOff.handOffTraced()
+			case reaped != nil:
+				reaped.release()
 			}
 			return res, nil
 		}
@@ -407,7 +412,7 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 		return false
 	}
 	return (opts&unix.WUNTRACED != 0 && c.stopReportableTo(ptg)) ||
-		(opts&unix.WCONTINUED != 0 && c.continued)
+		(opts&unix.WCONTINUED != 0 && c.continued.Load())
 }
 
 // stopReportableTo reports whether c has a group stop its parent ptg's
@@ -445,11 +450,8 @@ func (t *Task) reportJobLocked(c *ThreadGroup, opts int) (WaitResult, bool) {
 		if consume {
 			c.stopCode = 0
 		}
-	case opts&unix.WCONTINUED != 0 && c.continued:
+	case opts&unix.WCONTINUED != 0 && c.continued.Load() && (!consume || c.continued.CompareAndSwap(true, false)):
 		res.Status, res.Code = 0xffff, CLDContinued
-		if consume {
-			c.continued = false
-		}
 	default:
 		c.mu.Unlock()
 		return WaitResult{}, false

@@ -29,6 +29,8 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		return 0, 0, unix.EINVAL
 	case has(unix.CLONE_NEWUSER):
 		return 0, 0, unix.EINVAL // user namespaces are not modelled
+	case has(unix.CLONE_THREAD) && pr.tracer != nil:
+		return 0, 0, ErrNotModelled // Linux traces the caller alone, not its new thread
 	}
 
 	// copy_creds charges the child to its real uid, then the limit is

@@ -72,6 +72,13 @@ func (m *Model) Execve(tid int) error {
 	if c.UID != 0 && c.EUID != 0 {
 		c.CapPermitted, c.CapEffective = 0, 0
 	}
+	// ptrace_event(PTRACE_EVENT_EXEC): a tracee attached with ATTACH or
+	// TRACEME (PT_PTRACED without PT_SEIZED) is sent SIGTRAP, the legacy
+	// exec report; a seized one gets nothing.
+	if pr.tracer != nil && !pr.seized {
+		m.hits["exec SIGTRAP"]++
+		m.sendSignalTo(pr, int(unix.SIGTRAP), true, true)
+	}
 	m.settle()
 	return nil
 }

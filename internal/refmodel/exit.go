@@ -192,7 +192,7 @@ func (m *Model) reparentChildren(father *task) {
 		}
 		// reparent_leader
 		c.exitSignal = int(unix.SIGCHLD)
-		if c.leader.state == zombie && len(c.threads) == 1 {
+		if c.leader.state == zombie && len(c.threads) == 1 && c.tracer == nil {
 			m.hits["zombie renotified"]++
 			if m.notifyParent(c) {
 				dead = append(dead, c)
@@ -231,6 +231,10 @@ func (m *Model) sendPdeath(father, t *task) {
 func (m *Model) becomeZombie(t *task) {
 	t.state = zombie
 	pr := t.proc
+	if t == pr.leader && pr.tracer != nil {
+		m.notifyTracer(pr)
+		return
+	}
 	autoreap := true // an untraced non-leader thread always reaps itself
 	if t == pr.leader {
 		autoreap = len(pr.threads) == 1 && m.notifyParent(pr)
@@ -297,6 +301,7 @@ func (m *Model) release(t *task) {
 		}
 		return
 	}
+	m.unlink(pr) // ptrace_release_task
 	par := pr.parent
 	par.children = slices.DeleteFunc(par.children, func(c *process) bool { return c == pr })
 	pr.pgrp.pgrps--
@@ -310,11 +315,22 @@ func (m *Model) release(t *task) {
 // a sender in an ancestor namespace, which may kill or stop a namespace
 // init with SIGKILL or SIGSTOP, and for signals the kernel generates.
 func (m *Model) sendSignal(pr *process, sig int, force bool) {
+	m.sendSignalTo(pr, sig, force, false)
+}
+
+// sendSignalTo is sendSignal for a signal queued on the process's task
+// (private: tgkill, send_sig_info) rather than on the process; only a
+// tracee's queue tells them apart.
+func (m *Model) sendSignalTo(pr *process, sig int, force, private bool) {
 	if sig < 1 || sig > nSig || pr.groupExit || pr.live == 0 {
 		return
 	}
 	if sig == int(unix.SIGCONT) {
 		m.cont(pr)
+	}
+	if pr.tracer != nil && sig != int(unix.SIGKILL) {
+		m.queueTraced(pr, sig, private)
+		return
 	}
 	act := pr.sighand.act[sig]
 	kernelOnly := sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP)

@@ -54,8 +54,11 @@ const (
 	SigHandler = 2 // a user handler
 )
 
-// SaNoCldWait is SA_NOCLDWAIT.
-const SaNoCldWait = 0x2
+// SaNoCldStop and SaNoCldWait are SA_NOCLDSTOP and SA_NOCLDWAIT.
+const (
+	SaNoCldStop = 0x1
+	SaNoCldWait = 0x2
+)
 
 // RLimInfinity is RLIM_INFINITY.
 const RLimInfinity = ^uint64(0)
@@ -190,10 +193,24 @@ type process struct {
 	// nonDumpable is the mm's dumpable flag cleared: only CAP_SYS_PTRACE
 	// may then attach (D4).
 	nonDumpable bool
-	// tracer is the thread that traces the process (nil: untraced);
-	// traceStop the signal of the ptrace stop it sits in (0: none).
-	tracer    *task
-	traceStop int
+	// ptrace, tracee side. Linux traces threads; the model traces a
+	// single-threaded process as a whole (Ptrace refuses the rest).
+	// tracer is the thread that traces it (task->parent; nil: untraced),
+	// traceSeq its place on the tracer's ptraced list; seized is
+	// PT_SEIZED and ptOpts the PTRACE_O_* options. ptStop is the ptrace
+	// stop it sits in (TASK_TRACED) and exitCode the task's exit_code in
+	// it: what the tracer's wait reports (0 once reported) and, in a
+	// signal-delivery stop, the signal it goes on with. trapPending is
+	// JOBCTL_TRAP_STOP|JOBCTL_TRAP_NOTIFY; sigPrivate and sigShared the
+	// signals queued while traced (task->pending, signal->shared_pending).
+	tracer                *task
+	traceSeq              int
+	seized                bool
+	ptOpts                uint64
+	ptStop                int
+	exitCode              int
+	trapPending           bool
+	sigPrivate, sigShared uint64
 }
 
 // Model is the whole system.
@@ -402,7 +419,7 @@ func (m *Model) Info(tid int) (TaskInfo, bool) {
 		Getpid: pr.leader.pid.nrIn(ns), Gettid: t.pid.nrIn(ns),
 		Getpgrp: pr.pgrp.nrIn(ns), Getsid: pr.sess.nrIn(ns), Pdeath: t.pdeath,
 		UID: t.creds.UID, EUID: t.creds.EUID, IsLeader: pr.leader == t, Subreaper: pr.isSub,
-		ExitSignal: pr.exitSignal, Nice: t.nice, Stopped: pr.stopped || pr.stopPending != 0,
+		ExitSignal: pr.exitSignal, Nice: t.nice, Stopped: pr.stopped || pr.stopPending != 0 || pr.ptStop != ptRunning,
 	}
 	if p := pr.parent; p != nil {
 		in.ParentTid = p.pid.nrs[0]

@@ -12,6 +12,9 @@ import (
 func endJobControl(pr *process) {
 	pr.stopped, pr.stopCode, pr.continued = false, 0, false
 	pr.stopPending, pr.pendingSigs = 0, 0
+	// A SIGKILLed tracee leaves its ptrace stop; its queue goes with it.
+	pr.ptStop, pr.exitCode, pr.trapPending = ptRunning, 0, false
+	pr.sigPrivate, pr.sigShared = 0, 0
 }
 
 // cont is prepare_signal's SIGCONT: pending stops go; a stopped process
@@ -24,6 +27,9 @@ func (m *Model) cont(pr *process) {
 	}
 	m.hits["continued"]++
 	pr.stopped, pr.stopCode, pr.continued = false, 0, true
+	if pr.parent != nil {
+		m.notifyCldstop(pr.parent.proc) // CLD_CONTINUED, from get_signal
+	}
 	pending := pr.pendingSigs
 	pr.pendingSigs = 0
 	sync := []int{int(unix.SIGILL), int(unix.SIGTRAP), int(unix.SIGBUS), int(unix.SIGFPE),
@@ -62,8 +68,21 @@ func (m *Model) doSignalStop(pr *process) {
 			m.hits["stop ignored"]++
 			continue
 		}
-		m.hits["stopped"]++
-		pr.stopped, pr.stopCode, pr.continued = true, sig, false
+		m.groupStop(pr, sig)
+	}
+}
+
+// groupStop is do_signal_stop completing for a process that is not
+// traced: it is stopped, owes its parent the stop report, and the parent
+// is told (do_notify_parent_cldstop, CLD_STOPPED).
+func (m *Model) groupStop(pr *process, sig int) {
+	if pr.stopped {
+		return
+	}
+	m.hits["stopped"]++
+	pr.stopped, pr.stopCode, pr.continued = true, sig, false
+	if pr.parent != nil {
+		m.notifyCldstop(pr.parent.proc)
 	}
 }
 
@@ -367,7 +386,7 @@ func (m *Model) Tgkill(tid, tgid, ttid, sig int) error {
 	pr := p.proc
 	switch {
 	case p.state == running:
-		m.sendSignal(pr, sig, t.pid.nrIn(pr.ns) == 0)
+		m.sendSignalTo(pr, sig, t.pid.nrIn(pr.ns) == 0, true)
 	case sig == int(unix.SIGCONT) && !pr.groupExit && pr.live > 0:
 		m.cont(pr)
 	}

@@ -107,6 +107,9 @@ var (
 
 func (mt *machine) clone(t *rapid.T, flags uint64, sig int) {
 	tid, kt := mt.actor(t)
+	if avoidCldstopToTraced && mt.traced(tid) {
+		return // tracees have no children
+	}
 	kc, kerr := kt.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: sig})
 	var child, seen int
 	var rerr error
@@ -166,6 +169,7 @@ func (mt *machine) wait(what string, kr kernel.WaitResult, kerr error, call func
 	var rr WaitResult
 	var rerr error
 	mt.apply(func(m *Model) { rr, rerr = call(m) })
+	mt.t.Logf("%s = %+v %v", what, rr, rerr)
 	if !sameErr(kerr, rerr) {
 		mt.t.Fatalf("%s: kernel %v (%+v), model %v (%+v)", what, kerr, kr, rerr, rr)
 	}
@@ -179,6 +183,9 @@ func (mt *machine) wait(what string, kr kernel.WaitResult, kerr error, call func
 // pid cursors through their ranges and across the 300 wrap.
 func (mt *machine) Churn(t *rapid.T) {
 	tid, kt := mt.actor(t)
+	if avoidCldstopToTraced && mt.traced(tid) {
+		return // tracees have no children
+	}
 	for n := rapid.IntRange(1, 150).Draw(t, "churn"); n > 0; n-- {
 		kc, kerr := kt.Fork()
 		var child, seen int
@@ -225,6 +232,7 @@ func (mt *machine) Wait4(t *rapid.T) {
 			opts |= o
 		}
 	}
+	opts = mt.waitOptions(tid, opts)
 	kr, kerr := kt.Wait4(context.Background(), pid, opts)
 	mt.wait(fmt.Sprintf("wait4(%d, %d, %#x)", tid, pid, opts), kr, kerr,
 		func(m *Model) (WaitResult, error) { return m.Wait4(tid, pid, opts) })
@@ -250,6 +258,7 @@ func (mt *machine) Waitid(t *rapid.T) {
 			opts |= o
 		}
 	}
+	opts = mt.waitOptions(tid, opts)
 	kr, kerr := kt.Waitid(context.Background(), idtype, id, opts)
 	mt.wait(fmt.Sprintf("waitid(%d, %d, %d, %#x)", tid, idtype, id, opts), kr, kerr,
 		func(m *Model) (WaitResult, error) { return m.Waitid(tid, idtype, id, opts) })
@@ -415,6 +424,9 @@ func (mt *machine) Kill(t *rapid.T) {
 		pid = math.MinInt32
 	}
 	sig := rapid.SampledFrom(killSignals).Draw(t, "sig")
+	if sig > 0 && sig <= nSig && !mt.signalAllowed(sig) {
+		return
+	}
 	kerr := kt.Kill(pid, sig)
 	var rerr error
 	mt.apply(func(m *Model) { rerr = m.Kill(tid, pid, sig) })
@@ -430,6 +442,9 @@ func (mt *machine) Tgkill(t *rapid.T) {
 		tgid = target.TGIDIn(kt.Namespace())
 	}
 	sig := rapid.SampledFrom(killSignals).Draw(t, "sig")
+	if sig > 0 && sig <= nSig && !mt.signalAllowed(sig) {
+		return
+	}
 	kerr := kt.Tgkill(tgid, ttid, sig)
 	var rerr error
 	mt.apply(func(m *Model) { rerr = m.Tgkill(tid, tgid, ttid, sig) })
@@ -440,6 +455,9 @@ func (mt *machine) Tgkill(t *rapid.T) {
 func (mt *machine) Execve(t *rapid.T) {
 	tid, kt := mt.actor(t)
 	in, _ := mt.m.Info(tid)
+	if st := mt.m.Ptraced(tid); avoidExecTrap && st.Tracer != 0 && !st.Seized {
+		return
+	}
 	kerr := kt.Execve()
 	var rerr error
 	mt.apply(func(m *Model) { rerr = m.Execve(tid) })
@@ -452,7 +470,7 @@ func (mt *machine) Execve(t *rapid.T) {
 // Check compares the two systems after every step.
 func (mt *machine) Check(t *rapid.T) {
 	mt.k.Quiesce()
-	mt.checkNoTracer(t)
+	mt.checkTracers(t)
 	if err := mt.k.CheckInvariants(); err != nil {
 		t.Fatalf("kernel invariants: %v", err)
 	}
@@ -521,7 +539,7 @@ func equalInfo(k, r TaskInfo) bool {
 }
 
 func actions(mt *machine) map[string]func(*rapid.T) {
-	return map[string]func(*rapid.T){
+	acts := map[string]func(*rapid.T){
 		"Fork": mt.Fork, "Fork2": mt.Fork, "Clone": mt.Clone, "Clone2": mt.Clone, "Clone3": mt.Clone,
 		"Exit": mt.Exit, "Exit2": mt.Exit, "ExitGroup": mt.ExitGroup,
 		"Wait4": mt.Wait4, "Wait4b": mt.Wait4, "Waitid": mt.Waitid,
@@ -529,8 +547,20 @@ func actions(mt *machine) map[string]func(*rapid.T) {
 		"Sigaction": mt.Sigaction, "Subreaper": mt.Subreaper, "Pdeathsig": mt.Pdeathsig,
 		"Setsid": mt.Setsid, "Churn": mt.Churn, "Setpgid": mt.Setpgid, "Setpgid2": mt.Setpgid,
 		"Getpriority": mt.Getpriority, "Setpriority": mt.Setpriority, "Kill": mt.Kill, "Kill2": mt.Kill,
-		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "Ptrace": mt.Ptrace, "Ptrace2": mt.Ptrace, "": mt.Check,
+		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "Ptrace": mt.Ptrace, "Ptrace2": mt.Ptrace,
+		"PtraceRequest": mt.PtraceRequest, "PtraceRequest2": mt.PtraceRequest, "PtraceRequest3": mt.PtraceRequest,
 	}
+	for name, f := range acts {
+		if name == "Wait4" || name == "Wait4b" || name == "Waitid" {
+			continue // waits see the reports the previous step left
+		}
+		acts[name] = func(t *rapid.T) {
+			mt.collectTraceReports()
+			f(t)
+		}
+	}
+	acts[""] = mt.Check
+	return acts
 }
 
 // TestStateMachine runs random call sequences on the kernel package and on

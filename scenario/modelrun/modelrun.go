@@ -177,6 +177,17 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 // interrupted.
 func (b *Backend) Close() error {
 	b.stop()
+	// A call that sleeps killably only (a vfork parent waiting for its
+	// child) ends when its task is killed, as the kernel runner's
+	// teardown kills everything.
+	root := b.k.Init()
+	for _, bg := range b.bg {
+		select {
+		case <-bg.done:
+		default:
+			_ = root.Kill(bg.t.PIDIn(root.Namespace()), int(unix.SIGKILL))
+		}
+	}
 	for _, bg := range b.bg {
 		<-bg.done
 	}

@@ -1,0 +1,422 @@
+package kernel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel"
+)
+
+// Races around tracers of single threads (D5–D10, C5–C11). Each round ends
+// with every task reaped by init, no pid left and a clean invariant check
+// (no tracer link to a dead task, no zombie thread left behind).
+
+// reportLog collects what a tracer's waits report, from any goroutine.
+type reportLog struct {
+	mu      sync.Mutex
+	reports []kernel.WaitResult
+}
+
+func (l *reportLog) add(r kernel.WaitResult) {
+	l.mu.Lock()
+	l.reports = append(l.reports, r)
+	l.mu.Unlock()
+}
+
+// seizedSet is the set of tids a tracer has seized.
+type seizedSet struct {
+	mu   sync.Mutex
+	tids map[int]bool
+}
+
+func (s *seizedSet) add(tid int) {
+	s.mu.Lock()
+	s.tids[tid] = true
+	s.mu.Unlock()
+}
+
+// TestStressPtraceThreadSeizeVsExit races a tracer seizing several threads
+// of a process (sometimes its leader too) against those threads' exits,
+// the process's exit_group, the tracer's __WALL waits from a sibling
+// thread and the tracer's own death. The tracer reaps only threads it
+// seized, each once, with the thread's own code or the group's; whatever
+// it had not reaped when it died is released (D8, D9), and init reaps the
+// process exactly once, with exit_group's code.
+func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 21))
+	k, init := newKernel(t)
+	const nThreads = 3
+	outcomes := map[string]int{}
+	for i := range iterations(300) {
+		a := fork(t, init)
+		waiter := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+		keep := fork(t, a) // a child, so that the waiter never gets ECHILD
+		b := fork(t, init)
+		threads := make([]*kernel.Task, nThreads)
+		for j := range threads {
+			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+		}
+		targets := threads
+		if i%2 == 1 {
+			targets = append([]*kernel.Task{b}, threads...)
+		}
+		exitKill := i%4 == 3
+		killTracer := i%3 == 0 // by SIGKILL from init rather than a sibling's exit_group
+		opts := uint64(0)
+		if exitKill {
+			opts = unix.PTRACE_O_EXITKILL
+		}
+		seized := &seizedSet{tids: map[int]bool{}}
+		var log reportLog
+		order := rng.Perm(len(targets))
+		delay := rng.IntN(3 * len(targets)) // lets the tracer seize a few before it dies
+		fs := []func(){
+			func() { // the tracer
+				for _, th := range order {
+					tid := targets[th].Gettid()
+					err := a.Ptrace(unix.PTRACE_SEIZE, tid, 0, opts)
+					switch {
+					case err == nil:
+						seized.add(tid)
+					case !isOneOf(err, unix.EPERM, unix.ESRCH, unix.EINTR):
+						t.Errorf("iteration %d: SEIZE of %d: %v", i, tid, err)
+					}
+				}
+			},
+			func() { // its sibling thread waits with __WALL until killed
+				ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+				defer cancel()
+				for {
+					r, err := waiter.Wait4(ctx, -1, unix.WALL)
+					if err != nil {
+						if !isOneOf(err, unix.EINTR, unix.ESRCH) || ctx.Err() != nil {
+							t.Errorf("iteration %d: tracer's wait4(-1, __WALL): %v", i, err)
+						}
+						return
+					}
+					log.add(r)
+				}
+			},
+			func() { // the tracer's death
+				for range delay {
+					runtime.Gosched()
+				}
+				if killTracer {
+					mustNotFail(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+				} else if err := killer.ExitGroup(9); err != nil && !errors.Is(err, unix.ESRCH) {
+					t.Errorf("iteration %d: exit_group of the tracer: %v", i, err)
+				}
+			},
+			func() {
+				if err := b.ExitGroup(2); err != nil && !(exitKill && errors.Is(err, unix.ESRCH)) {
+					t.Errorf("iteration %d: exit_group of the tracee's process: %v", i, err)
+				}
+			},
+		}
+		for j, th := range threads {
+			fs = append(fs, func() {
+				if err := th.Exit(10 + j); err != nil && !errors.Is(err, unix.ESRCH) {
+					t.Errorf("iteration %d: exit of thread %d: %v", i, th.Gettid(), err)
+				}
+			})
+		}
+		concurrently(t, rng, fs...)
+		if t.Failed() {
+			t.FailNow()
+		}
+		k.Quiesce()
+		// What the tracer reaped: seized threads, each once, with its own
+		// code or the group's (or SIGKILL from EXITKILL).
+		codes := map[int]int{b.Gettid(): 2}
+		for j, th := range threads {
+			codes[th.Gettid()] = 10 + j
+		}
+		seen := map[int]bool{}
+		for _, r := range log.reports {
+			own, ok := codes[r.Pid]
+			switch {
+			case !ok || !seized.tids[r.Pid]:
+				t.Fatalf("iteration %d: the tracer reaped pid %d, which it never seized (seized %v)", i, r.Pid, seized.tids)
+			case seen[r.Pid]:
+				t.Fatalf("iteration %d: the tracer reaped %d twice", i, r.Pid)
+			case r.Status == exitedStatus(own) && r.Code == kernel.CLDExited,
+				r.Status == exitedStatus(2) && r.Code == kernel.CLDExited,
+				exitKill && r.Status == unix.WaitStatus(unix.SIGKILL) && r.Code == kernel.CLDKilled:
+			default:
+				t.Fatalf("iteration %d: tracer's report of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
+			}
+			seen[r.Pid] = true
+		}
+		outcomes[fmt.Sprintf("%d seized, %d reaped by the tracer", len(seized.tids), len(log.reports))]++
+		mustOK(t, keep.Exit(0))
+		got := reapAll(t, init)
+		wantA := exitedStatus(9)
+		if killTracer {
+			wantA = unix.WaitStatus(unix.SIGKILL)
+		}
+		if st, ok := got[a.Getpid()]; !ok || st != wantA {
+			t.Fatalf("iteration %d: init reaped the tracer with %#x (found %v), want %#x", i, uint32(st), ok, uint32(wantA))
+		}
+		if st, ok := got[b.Getpid()]; !ok || !(st == exitedStatus(2) || exitKill && st == unix.WaitStatus(unix.SIGKILL)) {
+			t.Fatalf("iteration %d: init reaped the tracee's process with %#x (found %v)", i, uint32(st), ok)
+		}
+		if st, ok := got[keep.Getpid()]; !ok || st != 0 || len(got) != 3 {
+			t.Fatalf("iteration %d: init reaped %v, want the tracer, the tracee's process and the tracer's child", i, got)
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+	}
+	t.Logf("outcomes: %v", outcomes)
+}
+
+// TestStressPtraceThreadStopContVsTracer races SIGSTOP and SIGCONT to a
+// process with traced threads (attached or seized) against the tracer's
+// waits, CONTs and DETACHes of the stops it is told of, and the tracer's
+// death. A stop the tracer is told of is a ptrace stop of one of its
+// threads, and CONT or DETACH of it succeeds unless the tracer is dying.
+// Once the tracer is gone and a last SIGCONT delivered, no thread of the
+// process is stopped (D9: exit_ptrace resumes its tracees).
+func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 22))
+	k, init := newKernel(t)
+	evStop := func(sig unix.Signal) unix.WaitStatus { return trapStatus(sig, ptraceEventStop) }
+	allowed := map[unix.WaitStatus]bool{
+		trapStatus(unix.SIGSTOP, 0): true, trapStatus(unix.SIGCONT, 0): true,
+		evStop(unix.SIGSTOP): true, evStop(unix.SIGTRAP): true,
+	}
+	outcomes := map[string]int{}
+	for i := range iterations(300) {
+		a := fork(t, init)
+		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+		b := fork(t, init)
+		threads := []*kernel.Task{clone(t, b, kernel.CloneArgs{Flags: threadFlags}), clone(t, b, kernel.CloneArgs{Flags: threadFlags})}
+		seize := i%2 == 0
+		for _, th := range threads {
+			if seize {
+				mustOK(t, a.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+				continue
+			}
+			mustOK(t, a.Ptrace(unix.PTRACE_ATTACH, th.Gettid(), 0, 0))
+			if r := waitChild(t, a, th.Gettid(), unix.WALL); r.Status != trapStatus(unix.SIGSTOP, 0) {
+				t.Fatalf("iteration %d: ATTACH reported %#x", i, uint32(r.Status))
+			}
+			mustOK(t, a.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+		}
+		tracerDies := i%3 != 2
+		var detached int
+		tracerRng := subRand(rng)
+		fs := []func(){
+			func() { // job control from init
+				for range 3 {
+					mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGSTOP)))
+					runtime.Gosched()
+					mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
+				}
+			},
+			func() { // the tracer resumes or detaches what it is told of
+				for range 40 {
+					r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG)
+					if errors.Is(err, unix.ECHILD) && detached == len(threads) {
+						return // it detached them all
+					}
+					if err != nil {
+						if !isOneOf(err, unix.ESRCH, unix.EINTR) || !a.Exited() {
+							t.Errorf("iteration %d: tracer's wait4: %v", i, err)
+						}
+						return
+					}
+					if r.Pid == 0 {
+						runtime.Gosched()
+						continue
+					}
+					if !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+						t.Errorf("iteration %d: tracer told of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
+						return
+					}
+					req := unix.PTRACE_CONT
+					if tracerRng.IntN(4) == 0 {
+						req = unix.PTRACE_DETACH
+					}
+					err = a.Ptrace(req, r.Pid, 0, 0)
+					switch {
+					case err == nil && req == unix.PTRACE_DETACH:
+						detached++
+					case err == nil:
+					case !isOneOf(err, unix.ESRCH, unix.EINTR) || !a.Exited():
+						t.Errorf("iteration %d: ptrace(%#x, %d) after its stop was reported: %v", i, req, r.Pid, err)
+						return
+					}
+				}
+			},
+		}
+		if tracerDies {
+			fs = append(fs, func() {
+				if i%2 == 1 {
+					mustNotFail(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+				} else if err := killer.ExitGroup(0); err != nil && !errors.Is(err, unix.ESRCH) {
+					t.Errorf("iteration %d: exit_group of the tracer: %v", i, err)
+				}
+			})
+		}
+		concurrently(t, rng, fs...)
+		if t.Failed() {
+			t.FailNow()
+		}
+		if !tracerDies {
+			mustOK(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+		}
+		checkInvariants(t, k, fmt.Sprintf("iteration %d, tracer gone", i))
+		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
+		k.Quiesce()
+		for _, th := range append([]*kernel.Task{b}, threads...) {
+			if th.Exited() || th.Stopped() {
+				t.Fatalf("iteration %d: after the tracer's death and SIGCONT, tid %d: exited %v stopped %v",
+					i, th.Gettid(), th.Exited(), th.Stopped())
+			}
+		}
+		outcomes[fmt.Sprintf("seize %v, %d detached", seize, detached)]++
+		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGKILL)))
+		got := reapAll(t, init)
+		if st, ok := got[b.Getpid()]; !ok || st != unix.WaitStatus(unix.SIGKILL) || len(got) != 2 {
+			t.Fatalf("iteration %d: init reaped %v, want the tracer and the process killed by SIGKILL", i, got)
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+	}
+	t.Logf("outcomes: %v", outcomes)
+}
+
+// TestStressPtraceThreadInterruptStorm has one tracer thread per seized
+// thread of a process run INTERRUPT, wait and CONT over and over, while
+// signals to the threads and job control of the process race them. Every
+// INTERRUPT is followed by a report (D6: it is never lost, whether the
+// thread runs, stops for a signal or for its group), every report is a
+// trap of that thread, and CONT of it succeeds. In the end SIGKILL makes
+// each thread a zombie that its tracer reaps once (D8, C11).
+func TestStressPtraceThreadInterruptStorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 23))
+	k, init := newKernel(t)
+	const nThreads = 3
+	evStop := func(sig unix.Signal) unix.WaitStatus { return trapStatus(sig, ptraceEventStop) }
+	allowed := map[unix.WaitStatus]bool{
+		evStop(unix.SIGTRAP): true, evStop(unix.SIGSTOP): true,
+		trapStatus(unix.SIGUSR1, 0): true, trapStatus(unix.SIGSTOP, 0): true, trapStatus(unix.SIGCONT, 0): true,
+		// A process-directed signal goes to a traced thread when the
+		// leader does not want it (stopped: wants_signal).
+		trapStatus(unix.SIGUSR2, 0): true,
+	}
+	var mu sync.Mutex
+	counts := map[string]int{} // reports by status, for the log
+	for i := range iterations(150) {
+		a := fork(t, init)
+		b := fork(t, init)
+		_, err := b.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})
+		mustOK(t, err)
+		tracers := []*kernel.Task{a}
+		threads := make([]*kernel.Task, nThreads)
+		for j := range threads {
+			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+			if j > 0 {
+				tracers = append(tracers, clone(t, a, kernel.CloneArgs{Flags: threadFlags}))
+			}
+			mustOK(t, tracers[j].Ptrace(unix.PTRACE_SEIZE, threads[j].Gettid(), 0, 0))
+		}
+		var fs []func()
+		for j, th := range threads {
+			tr, tid := tracers[j], th.Gettid()
+			fs = append(fs, func() {
+				ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
+				defer cancel()
+				for n := range 8 {
+					if err := tr.Ptrace(unix.PTRACE_INTERRUPT, tid, 0, 0); err != nil {
+						t.Errorf("iteration %d: INTERRUPT %d of %d: %v", i, n, tid, err)
+						return
+					}
+					r, err := tr.Wait4(ctx, tid, unix.WALL)
+					if err != nil || r.Pid != tid || !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+						t.Errorf("iteration %d: wait4(%d) after INTERRUPT %d = {pid %d status %#x code %d}, %v",
+							i, tid, n, r.Pid, uint32(r.Status), r.Code, err)
+						return
+					}
+					mu.Lock()
+					counts[fmt.Sprintf("%#x", uint32(r.Status))]++
+					mu.Unlock()
+					if err := tr.Ptrace(unix.PTRACE_CONT, tid, 0, 0); err != nil {
+						t.Errorf("iteration %d: CONT of %d after its report: %v", i, tid, err)
+						return
+					}
+				}
+			})
+		}
+		for range 2 {
+			r := subRand(rng)
+			fs = append(fs, func() {
+				for range 6 {
+					th := threads[r.IntN(nThreads)]
+					switch r.IntN(4) {
+					case 0:
+						mustNotFail(t, init.Tgkill(b.Getpid(), th.Gettid(), int(unix.SIGUSR1)))
+					case 1:
+						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGSTOP)))
+					case 2:
+						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
+					default:
+						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGUSR2)))
+					}
+				}
+			})
+		}
+		concurrently(t, rng, fs...)
+		if t.Failed() {
+			t.FailNow()
+		}
+		checkInvariants(t, k, fmt.Sprintf("iteration %d, after the storm", i))
+		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGKILL)))
+		k.Quiesce()
+		reaped := map[int]bool{}
+		for range threads {
+			r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG)
+			if err != nil || r.Status != unix.WaitStatus(unix.SIGKILL) || r.Code != kernel.CLDKilled || reaped[r.Pid] {
+				t.Fatalf("iteration %d: tracer's wait4 after SIGKILL = {pid %d status %#x code %d}, %v; want each thread killed once",
+					i, r.Pid, uint32(r.Status), r.Code, err)
+			}
+			reaped[r.Pid] = true
+		}
+		if r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG); !errors.Is(err, unix.ECHILD) {
+			t.Fatalf("iteration %d: tracer's wait4 after reaping its tracees = %+v, %v; want ECHILD", i, r, err)
+		}
+		if r := waitChild(t, init, b.Getpid(), 0); r.Status != unix.WaitStatus(unix.SIGKILL) {
+			t.Fatalf("iteration %d: init reaped the process with %#x, want SIGKILL", i, uint32(r.Status))
+		}
+		mustOK(t, a.ExitGroup(0))
+		if r := waitChild(t, init, a.Getpid(), 0); r.Status != 0 {
+			t.Fatalf("iteration %d: init reaped the tracer with %#x, want 0", i, uint32(r.Status))
+		}
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
+		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+	}
+	t.Logf("reports by status: %v", counts)
+}
+
+// subRand derives a source of random choices for one goroutine
+// (math/rand/v2's Rand is not safe for concurrent use).
+func subRand(rng *rand.Rand) *rand.Rand { return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) }
+
+// mustNotFail reports an unexpected error from any goroutine.
+func mustNotFail(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("unexpected error: %v", err)
+	}
+}

@@ -22,17 +22,19 @@ import (
 const ptraceEventStop = 128
 
 // Ptrace is ptrace(2) for the requests the model has: PTRACE_TRACEME,
-// ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT, LISTEN and SETOPTIONS
-// (PTRACE_O_EXITKILL, TRACEEXEC, TRACEFORK, TRACEVFORK, TRACECLONE and
-// TRACEVFORKDONE are acted on; the others are accepted).
-// pid names a thread.
+// ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT, LISTEN, SETOPTIONS and
+// GETEVENTMSG (whose message is not modelled). PTRACE_O_EXITKILL,
+// TRACEEXEC, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEVFORKDONE are
+// acted on; the other options are accepted. pid names a thread.
+//
 // Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
 // of a thread of the caller's own process, one the caller may not access,
 // a zombie or one already traced; ESRCH for an unknown pid, or a request
 // for a thread that the caller does not trace or that is not stopped when
 // it must be; EIO for an unknown request, SEIZE with addr != 0 or unknown
 // options, an invalid signal to CONT or DETACH, INTERRUPT or LISTEN of a
-// thread not seized, LISTEN outside a PTRACE_EVENT_STOP trap; EINVAL for unknown SETOPTIONS options.
+// thread not seized, LISTEN outside a PTRACE_EVENT_STOP trap; EINVAL for
+// unknown SETOPTIONS options.
 func (t *Task) Ptrace(request, pid int, addr, data uint64) error {
 	if !t.alive() {
 		return unix.ESRCH

@@ -50,7 +50,10 @@ func (t *Task) nextTraceEventLocked() {
 		for pending != 0 {
 			sig := nextSignal(pending)
 			pending &^= sigBit(sig)
-			tg.actOnSignalToLocked(t, sig, false, nil)
+			// Queued past an init's send-time filter (a tracee's
+			// signals all are), SIGKILL and SIGSTOP act on it; the
+			// others get_signal skips.
+			tg.actOnSignalToLocked(t, sig, true, nil)
 		}
 		return
 	}

@@ -322,7 +322,8 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 func (t *Task) readyChildLocked(sel waitSelector, opts int) (*ThreadGroup, bool) {
 	tg := t.tg
 	c := sel.pid.publishedTask()
-	if c == nil || !c.tg.isChildOf(tg) || !t.eligibleLocked(c.tg, sel, opts) || !classOK(c.tg, opts) {
+	if c == nil || !c.tg.isChildOf(tg) || !t.eligibleLocked(c.tg, sel, opts) ||
+		!classOK(c.tg, opts) && !c.tg.tracedFrom(tg) {
 		return nil, false
 	}
 	if c.tg.exitState.Load() == procZombie {
@@ -362,6 +363,22 @@ func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *T
 		}
 		if c != nil && (best == nil || c.sibOrd < best.sibOrd) {
 			best = c
+		}
+	}
+	if opts&unix.WALL == 0 && t.tg.tracees.head != nil {
+		// A child this process traces is eligible whatever its class.
+		other := classClone
+		if opts&unix.WCLONE != 0 {
+			other = classSIGCHLD
+		}
+		for _, r := range th.ready[other].inOrder() {
+			if best != nil && r.sibOrd > best.sibOrd {
+				break
+			}
+			if r.tracedFrom(t.tg) && t.eligibleLocked(r, sel, opts) {
+				best = r
+				break
+			}
 		}
 	}
 	return best
@@ -425,10 +442,7 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 //
 // +checklocks:c.mu
 func (c *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
-	if tracer := c.leader.Load().tracer.Load(); tracer != nil && tracer.tg == ptg {
-		return false
-	}
-	return c.stopped && c.stopCode != 0
+	return !c.tracedFrom(ptg) && c.stopped && c.stopCode != 0
 }
 
 // reportJobLocked reports child c's stop or continue, and consumes it
@@ -473,6 +487,14 @@ func (tg *ThreadGroup) isChildOf(ptg *ThreadGroup) bool {
 // classOK reports whether c's wait class is one opts asks for.
 func classOK(c *ThreadGroup, opts int) bool {
 	return opts&unix.WALL != 0 || (waitClass(c.exitSignal) == classClone) == (opts&unix.WCLONE != 0)
+}
+
+// tracedFrom reports whether a thread of ptg traces c's leader: for its
+// real parent ptg, c is then a tracee too, which every wait class
+// includes (eligible_child with ptrace set).
+func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
+	tracer := c.leader.Load().tracer.Load()
+	return tracer != nil && tracer.tg == ptg
 }
 
 // anyEligibleLocked reports whether some child matches, ready or not; if

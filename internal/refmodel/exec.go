@@ -31,12 +31,9 @@ func (m *Model) Execve(tid int) error {
 	if pr.groupExit {
 		return unix.EAGAIN
 	}
-	var victims []*task
-	for _, o := range pr.threads {
-		if o != t && o.state == running {
-			m.beginExit(o, 0)
-			victims = append(victims, o)
-		}
+	victims := exitOrder(pr, t)
+	for _, o := range victims {
+		m.beginExit(o, 0)
 	}
 	for _, o := range victims {
 		m.exitNotify(o)

@@ -40,16 +40,33 @@ func (m *Model) ExitGroup(tid, code int) error {
 		pr.groupExit, pr.groupCode = true, status
 	}
 	endJobControl(pr)
-	m.beginExit(t, status)
-	for _, o := range pr.threads {
-		if o.state == running {
+	for _, o := range exitOrder(pr, nil) {
+		if o == t {
+			m.beginExit(o, status)
+		} else {
 			m.beginExit(o, int(unix.SIGKILL))
-			m.queue = append(m.queue, o)
 		}
+		m.queue = append(m.queue, o)
 	}
-	m.exitNotify(t)
 	m.settle()
 	return nil
+}
+
+// exitOrder lists the running threads of pr but skip in the order their
+// exits run when they all die at once: thread-list order, the
+// namespace's child reaper swapped to the end (reaperLast). Linux runs
+// them as they get the CPU; the order shows only in how their children
+// are appended to a reaper's list, and this is the kernel package's
+// choice.
+func exitOrder(pr *process, skip *task) []*task {
+	var order []*task
+	for _, o := range pr.threads {
+		if o.state == running && o != skip {
+			order = append(order, o)
+		}
+	}
+	reaperLast(order)
+	return order
 }
 
 // beginExit is do_exit's start: PF_EXITING and signal->live. The thread
@@ -409,9 +426,24 @@ func (m *Model) zap(father *task) {
 		nrs = append(nrs, nr)
 	}
 	slices.Sort(nrs)
+	start := len(m.queue)
 	for _, nr := range nrs {
 		if p := ns.pids[nr]; nr >= 2 && p != nil && p.task != nil && p.task.proc != pr {
 			m.sendSignal(p.task.proc, int(unix.SIGKILL), true)
+		}
+	}
+	reaperLast(m.queue[start:])
+}
+
+// reaperLast puts the first namespace child reaper among the exits that
+// one kill starts last, swapping it with the last one: the kernel
+// package's order (finishExits), one of the orders Linux may take.
+func reaperLast(batch []*task) {
+	for i, t := range batch {
+		if t.proc.ns.reaper == t {
+			last := len(batch) - 1
+			batch[i], batch[last] = batch[last], batch[i]
+			return
 		}
 	}
 }

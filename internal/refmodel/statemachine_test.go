@@ -486,6 +486,12 @@ func (mt *machine) Check(t *rapid.T) {
 	}
 	sort.Ints(ktids)
 	if rtids := mt.m.Tasks(); !slices.Equal(ktids, rtids) {
+		for _, tid := range rtids {
+			if !slices.Contains(ktids, tid) {
+				info, _ := mt.m.Info(tid)
+				t.Logf("model only: %+v", info)
+			}
+		}
 		t.Fatalf("tasks: kernel %v, model %v", ktids, rtids)
 	}
 	for _, tid := range ktids {

@@ -363,10 +363,13 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 	}
 	// The child's lock comes after its parent's.
 	tg.mu.Lock()
-	event, exiting := tg.hasJobEventLocked(), tg.groupExiting || tg.liveThreads == 0
+	// A stop that traced threads have yet to complete is an event to
+	// come: the entry a report consumed stays until a wait passes it.
+	event, coming := tg.hasJobEventLocked(), tg.stopped && tg.stopWaiting > 0
+	exiting := tg.groupExiting || tg.liveThreads == 0
 	tg.mu.Unlock()
 	switch {
-	case queued && (zombie || !(event || exiting)):
+	case queued && (zombie || !(event || coming || exiting)):
 		c.fail("process %d is on its parent's job queue with nothing to report", id)
 	case !queued && event && !zombie && !exiting:
 		c.fail("process %d has a stop or continue to report but is not queued", id)

@@ -44,6 +44,9 @@ func (t *Task) nextTraceEventLocked() {
 		return
 	}
 	if t.tracer.Load() == nil {
+		if t.groupStopOwed {
+			tg.participateLocked() // it stops with its process, untraced
+		}
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 		pending := t.tracePending
 		t.tracePending = 0
@@ -120,6 +123,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		// do_signal_stop of a traced thread: it takes part in the group
 		// stop through a trap (do_jobctl_trap).
 		t.groupStopOwed = false
+		tg.participateLocked()
 		code = tg.stopSig
 		if t.ptraceSeized {
 			t.trapOwed, t.notifyOwed = false, false // a STOP trap clears both

@@ -55,8 +55,8 @@ func (tg *ThreadGroup) doSignalStop() {
 		}
 		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
 		tg.continued.Store(false)
-		stopped = true
-		tg.trapTracedForStopLocked()
+		tg.stopWaiting = tg.trapTracedForStopLocked()
+		stopped = tg.stopWaiting == 0
 	}
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
@@ -68,18 +68,39 @@ func (tg *ThreadGroup) doSignalStop() {
 
 // trapTracedForStopLocked makes every traced thread of a process that
 // has just stopped owe its tracer a group-stop trap (do_signal_stop sets
-// JOBCTL_STOP_PENDING on each thread not yet stopped).
+// JOBCTL_STOP_PENDING on each thread not yet stopped), and returns how
+// many do: the stop is complete once each has trapped.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) trapTracedForStopLocked() {
+func (tg *ThreadGroup) trapTracedForStopLocked() int {
+	n := 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.groupStopOwed = true
+			n++
 			t.nextTraceEventLocked()
 		}
+	}
+	return n
+}
+
+// participateLocked counts a traced thread's part in the group stop
+// (task_participate_group_stop): the last one completes the stop, and
+// the parent hears of it.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) participateLocked() {
+	if tg.stopWaiting == 0 {
+		return
+	}
+	tg.stopWaiting--
+	if tg.stopWaiting == 0 && tg.stopped {
+		tg.k.goAsync(tg.notifyParentJobctl)
 	}
 }
 
@@ -95,7 +116,7 @@ func (tg *ThreadGroup) trapTracedForStopLocked() {
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
-	tg.stopPending = 0
+	tg.stopPending, tg.stopWaiting = 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.groupStopOwed = false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
@@ -140,7 +161,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopped, tg.stopCode, tg.stopSig = false, 0, 0
 	tg.continued.Store(false)
-	tg.stopPending, tg.pendingSigs = 0, 0
+	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
@@ -194,7 +215,7 @@ func sleepUntil(resume, dying <-chan struct{}) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) hasJobEventLocked() bool {
-	return (tg.stopped && tg.stopCode != 0) || tg.continued.Load()
+	return (tg.stopped && tg.stopCode != 0 && tg.stopWaiting == 0) || tg.continued.Load()
 }
 
 // notifyParentJobctl is do_notify_parent_cldstop for a process that

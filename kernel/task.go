@@ -241,8 +241,13 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	stopCode int32
 	// +checklocks:mu
-	stopSig   int32
-	continued atomic.Bool
+	stopSig int32
+	// stopWaiting counts the traced threads that have yet to take part
+	// in the group stop in effect (group_stop_count): the parent hears of
+	// the stop once it reaches zero.
+	// +checklocks:mu
+	stopWaiting int
+	continued   atomic.Bool
 	// +checklocks:mu
 	stopPending uint64
 	// +checklocks:mu

@@ -442,7 +442,7 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 //
 // +checklocks:c.mu
 func (c *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
-	return !c.tracedFrom(ptg) && c.stopped && c.stopCode != 0
+	return !c.tracedFrom(ptg) && c.stopped && c.stopCode != 0 && c.stopWaiting == 0
 }
 
 // reportJobLocked reports child c's stop or continue, and consumes it

@@ -96,23 +96,14 @@ func (t *Task) execTrap() {
 // non-leader has exec'd, the process notifies its parent with SIGCHLD and
 // is waited for without __WCLONE.
 func (tg *ThreadGroup) resetExitSignal() {
-	for {
-		parent := tg.parent.Load()
-		if parent == nil {
-			return // the root init has no parent to notify
-		}
-		ptg := parent.tg
-		// The parent's lock guards the child's exit signal and the
-		// per-class counts and queues that follow from it.
-		ptg.mu.Lock()
-		if tg.parent.Load() != parent {
-			ptg.mu.Unlock()
-			continue
-		}
-		ptg.setExitSignalLocked(tg, int32(unix.SIGCHLD))
-		ptg.mu.Unlock()
-		return
+	if tg.parent.Load() == nil {
+		return // the root init has no parent to notify
 	}
+	// The parent's lock guards the child's exit signal and the per-class
+	// counts and queues that follow from it.
+	ptg := tg.lockParentOf()
+	ptg.setExitSignalLocked(tg, int32(unix.SIGCHLD))
+	ptg.mu.Unlock()
 }
 
 // deThread waits until the caller is its process's only thread but for a

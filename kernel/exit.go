@@ -279,20 +279,12 @@ func (tg *ThreadGroup) notifyParent() bool {
 	if tg.tracedAway() && !tg.leader.Load().notifyTracer() {
 		return false // the tracer's wait hands it on (C11)
 	}
-	for {
-		parent := tg.parent.Load()
-		ptg := parent.tg
-		// The parent's lock guards this child's parent-side state and the
-		// parent's ready list; the parent may change until it is held.
-		ptg.mu.Lock()
-		if tg.parent.Load() != parent {
-			ptg.mu.Unlock()
-			continue
-		}
-		autoreap := tg.notifyParentLocked(ptg)
-		ptg.mu.Unlock()
-		return autoreap
-	}
+	// The parent's lock guards this child's parent-side state and the
+	// parent's ready list.
+	ptg := tg.lockParentOf()
+	autoreap := tg.notifyParentLocked(ptg)
+	ptg.mu.Unlock()
+	return autoreap
 }
 
 // notifyParentLocked sends the exit signal, wakes the parent's waiters and

@@ -96,31 +96,17 @@ func (c *Task) handOffTraced() {
 // whose tracer was a thread of its real parent's process, which waits for
 // it no longer if it ignores SIGCHLD (ignoring_children, D8).
 func (tg *ThreadGroup) reapIfParentIgnores() {
-	for {
-		parent := tg.parent.Load()
-		if parent == nil {
-			return
-		}
-		ptg := parent.tg
-		// The parent's lock guards the child's place on its lists, and a
-		// claim under it is exclusive (C9).
-		ptg.mu.Lock()
-		if tg.parent.Load() != parent {
-			ptg.mu.Unlock()
-			continue
-		}
-		act := ptg.sighand.Load().action(int(unix.SIGCHLD))
-		dead := tg.exitState.Load() == procZombie && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0)
-		if dead {
-			ptg.unmarkReadyLocked(tg)
-			tg.exitState.Store(procDead)
-			tg.unlinkFromParentLocked(ptg)
-		}
-		ptg.mu.Unlock()
-		if dead {
-			tg.release()
-		}
-		return
+	// The parent's lock guards the child's place on its lists, and a
+	// claim under it is exclusive (C9).
+	ptg := tg.lockParentOf()
+	act := ptg.sighand.Load().action(int(unix.SIGCHLD))
+	dead := tg.exitState.Load() == procZombie && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0)
+	if dead {
+		ptg.claimZombieLocked(tg)
+	}
+	ptg.mu.Unlock()
+	if dead {
+		tg.release()
 	}
 }
 

@@ -134,9 +134,7 @@ func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *T
 		}
 		tg.unlinkTraceeLocked(c)
 		if c == c.tg.leader.Load() && c.tg.isChildOf(tg) {
-			tg.unmarkJobLocked(c.tg)
-			c.tg.exitState.Store(procDead)
-			c.tg.unlinkFromParentLocked(tg)
+			tg.claimZombieLocked(c.tg)
 			return res, nil, c.tg, true
 		}
 		return res, c, nil, true

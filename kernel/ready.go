@@ -188,6 +188,43 @@ func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
 	p.nrChildren.Add(1)
 }
 
+// lockParentOf locks the process of tg's parent, retrying while a
+// reparent moves tg meanwhile, and returns it; tg's parent thread cannot
+// change until it is unlocked. Every caller takes it to change or read
+// the parent's view of tg, which that lock guards.
+//
+// Preconditions: tg is not the root init (it has a parent).
+//
+// +checklocksacquire:ptg.mu
+func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
+	for {
+		parent := tg.parent.Load()
+		ptg = parent.tg
+		ptg.mu.Lock()
+		if tg.parent.Load() == parent {
+			return ptg
+		}
+		ptg.mu.Unlock()
+	}
+}
+
+// claimZombieLocked takes a zombie child off its parent's lists as dead,
+// for the caller to release once the lock is dropped (C9: the one claim
+// under the parent's lock). A zombie that its tracer held was never on
+// the ready queue.
+//
+// Preconditions: ptg.mu is held; ptg is c's parent process.
+//
+// +checklocks:ptg.mu
+func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+	if c.readyIdx >= 0 {
+		ptg.unmarkReadyLocked(c)
+	}
+	ptg.unmarkJobLocked(c)
+	c.exitState.Store(procDead)
+	c.unlinkFromParentLocked(ptg)
+}
+
 // readyChildrenLocked returns every child on a ready queue of tg's threads.
 //
 // Preconditions: tg.mu is held.

@@ -223,36 +223,27 @@ func (tg *ThreadGroup) hasJobEventLocked() bool {
 // if it still has something to report, the parent is sent SIGCHLD (unless
 // it set SA_NOCLDSTOP) and its waiters wake.
 func (tg *ThreadGroup) notifyParentJobctl() {
-	for {
-		parent := tg.parent.Load()
-		if parent == nil {
-			return
-		}
-		ptg := parent.tg
-		// The parent's lock guards its job queues and this child's place
-		// on them; the child's own lock, which comes after it, its
-		// job-control state.
-		ptg.mu.Lock()
-		if tg.parent.Load() != parent {
-			ptg.mu.Unlock()
-			continue
-		}
-		tg.mu.Lock()
-		event := tg.hasJobEventLocked() && tg.exitState.Load() == procAlive
-		if event && tg.jobIdx < 0 {
-			ptg.markJobLocked(tg)
-		}
-		// A group stop is hidden from a parent that traces the process
-		// (it hears of the trap instead); a continue is not.
-		hidden := tg.stopped && !tg.stopReportableTo(ptg)
-		tg.mu.Unlock()
-		if event && !hidden {
-			ptg.sendChildStopSignalLocked()
-		}
-		ptg.wakeWaitersLocked()
-		ptg.mu.Unlock()
-		return
+	if tg.parent.Load() == nil {
+		return // the root init has no parent
 	}
+	// The parent's lock guards its job queues and this child's place on
+	// them; the child's own lock, which comes after it, its job-control
+	// state.
+	ptg := tg.lockParentOf()
+	tg.mu.Lock()
+	event := tg.hasJobEventLocked() && tg.exitState.Load() == procAlive
+	if event && tg.jobIdx < 0 {
+		ptg.markJobLocked(tg)
+	}
+	// A group stop is hidden from a parent that traces the process (it
+	// hears of the trap instead); a continue is not.
+	hidden := tg.stopped && !tg.stopReportableTo(ptg)
+	tg.mu.Unlock()
+	if event && !hidden {
+		ptg.sendChildStopSignalLocked()
+	}
+	ptg.wakeWaitersLocked()
+	ptg.mu.Unlock()
 }
 
 // Stopped reports whether the task is stopped or about to stop: in a

@@ -169,9 +169,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			res := t.reportLocked(c)
 			claimed := opts&unix.WNOWAIT == 0
 			if claimed {
-				tg.unmarkReadyLocked(c)
-				c.exitState.Store(procDead)
-				c.unlinkFromParentLocked(tg)
+				tg.claimZombieLocked(c)
 			}
 			tg.mu.Unlock()
 			if claimed {

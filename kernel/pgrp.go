@@ -175,6 +175,12 @@ func (t *Task) Setsid() (int, error) {
 	// below and the move are atomic against another setsid or setpgid
 	// of this process.
 	old := tg.lockPgrpOf()
+	if tg.leader.Load().state.Load() == taskDead {
+		// Killed and released while in the call: release has taken the
+		// process out of its group, or will once this lock is dropped.
+		old.mu.Unlock()
+		return 0, unix.ESRCH
+	}
 	if id.pgrp.Load() != nil || id.session.Load() != nil {
 		old.mu.Unlock()
 		return 0, unix.EPERM

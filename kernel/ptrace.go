@@ -96,6 +96,8 @@ func (t *Task) ptraceTraceme() error {
 		}
 		err := error(nil)
 		switch {
+		case t.state.Load() != taskRunning:
+			err = unix.ESRCH // killed in the call: its exit will not see a link
 		case t.tracer.Load() != nil:
 			err = unix.EPERM
 		case parent.state.Load() == taskRunning:

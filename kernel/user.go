@@ -75,14 +75,23 @@ func (u *User) addMember(t *Task) {
 }
 
 // leaveUser takes a released task off its user's list and drops its charge.
-// The task is past any setuid, so its user no longer changes.
+// The task is marked dead first, so a setuid still in progress in its
+// call (the model can release a task killed mid-call) no longer moves it.
 func (t *Task) leaveUser() {
-	u := t.user.Load()
-	// As in addMember.
-	u.mu.Lock()
-	u.members.remove(t, userLinkOf)
-	u.mu.Unlock()
-	u.uncharge()
+	for {
+		u := t.user.Load()
+		// As in addMember; a setuid that began before the task was
+		// marked dead may have moved it meanwhile.
+		u.mu.Lock()
+		if t.user.Load() != u {
+			u.mu.Unlock()
+			continue
+		}
+		u.members.remove(t, userLinkOf)
+		u.mu.Unlock()
+		u.uncharge()
+		return
+	}
 }
 
 // moveUser moves t to user to (set_user): its place on the member lists
@@ -100,6 +109,14 @@ func (t *Task) moveUser(to *User, publish func()) {
 	// Both lists change at once; the lower uid's lock comes first.
 	a.mu.Lock()
 	b.mu.Lock()
+	if t.state.Load() == taskDead {
+		// Killed and released while in the call: leaveUser has taken it
+		// off from's list and dropped its charge.
+		publish()
+		b.mu.Unlock()
+		a.mu.Unlock()
+		return
+	}
 	from.members.remove(t, userLinkOf)
 	to.members.pushBack(t, userLinkOf)
 	t.user.Store(to)

@@ -87,6 +87,12 @@ func (child *Task) finishInheritedTrace() {
 // event with option stops for it before its call returns (the stop is
 // owed; the caller's return to user space waits for it, WaitRunnable).
 func (t *Task) raiseTraceEvent(event int, option uint64) {
+	if t.tracer.Load() == nil {
+		// Untraced, the common case: no lock. An attach that races the
+		// call may or may not see it stop, as in Linux, which reads
+		// current->ptrace without a lock too.
+		return
+	}
 	tg := t.tg
 	// The process lock guards the thread's ptrace state.
 	tg.mu.Lock()

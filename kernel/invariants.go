@@ -284,6 +284,9 @@ func (c *checker) checkPtrace(tg *ThreadGroup, id int32) {
 			traced = append(traced, th)
 		}
 	}
+	if n := tg.nrTraced.Load(); int(n) != len(traced) {
+		c.fail("process %d counts %d traced threads, %d are", id, n, len(traced))
+	}
 	tg.mu.Unlock()
 	for _, th := range traced {
 		tracer := th.tracer.Load()

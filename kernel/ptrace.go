@@ -177,6 +177,7 @@ func ptraceMayAccess(tracer, target *Task) bool {
 // +checklocks:tracee.tg.mu
 func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracee.tracer.Store(tracer)
+	tracee.tg.nrTraced.Add(1)
 	tracee.ptraceSeized = seize
 	tracer.tg.tracees.pushFront(tracee, traceLinkOf) // newest first, as ptrace_do_wait scans
 	tracer.nrTracees.Add(1)
@@ -193,6 +194,7 @@ func unlinkTracerLocked(tracer, tracee *Task) (zombie bool) {
 	tracer.tg.tracees.remove(tracee, traceLinkOf)
 	tracer.nrTracees.Add(-1)
 	tracee.tracer.Store(nil)
+	tracee.tg.nrTraced.Add(-1)
 	zombie, tracee.traceZombie = tracee.traceZombie, false
 	tracee.traceReport = 0
 	return zombie

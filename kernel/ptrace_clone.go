@@ -41,6 +41,7 @@ func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) {
 		return
 	}
 	child.tracer.Store(tracer)
+	child.tg.nrTraced.Add(1)
 	child.inheritedTracer = tracer
 	child.ptraceSeized = t.ptraceSeized
 	child.ptraceOptions = t.ptraceOptions
@@ -63,6 +64,7 @@ func (child *Task) finishInheritedTrace() {
 	unlock := lockPair(tracer.tg, child.tg) // the two ends of the link
 	if tracer.state.Load() != taskRunning {
 		child.tracer.Store(nil)
+		child.tg.nrTraced.Add(-1)
 		child.ptraceSeized, child.ptraceOptions = false, 0
 		zombie := child.traceZombie
 		child.traceZombie = false

@@ -161,7 +161,7 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
 	}
-	if sig != int(unix.SIGKILL) {
+	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// A traced thread stops for every signal but SIGKILL, whatever
 		// its disposition (sig_ignored, ptrace_signal): its tracer
 		// decides.

@@ -319,6 +319,9 @@ type ThreadGroup struct {
 	// (ptrace.go).
 	// +checklocks:mu
 	tracees ilist[Task]
+	// nrTraced counts this process's threads that are traced, so that a
+	// signal to a process with none skips looking for a tracee thread.
+	nrTraced atomic.Int32
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }

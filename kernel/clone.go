@@ -95,10 +95,11 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		child.vforkDone.Store(&vforkDone)
 	}
 	event, option := cloneTraceEvent(flags, args.ExitSignal&csignal)
+	var tracer *Task // the tracer the child inherits, if any
 	if flags&unix.CLONE_THREAD != 0 {
-		err = t.linkThread(child, flags, option)
+		tracer, err = t.linkThread(child, flags, option)
 	} else {
-		err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal, option)
+		tracer, err = t.linkProcess(child, t.newThreadGroup(child, ns, serial, flags), flags, args.ExitSignal&csignal, option)
 	}
 	if err != nil {
 		if ul := child.semUndo.Load(); ul != nil {
@@ -111,7 +112,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		undo()
 		return nil, err
 	}
-	child.finishInheritedTrace()
+	child.finishInheritedTrace(tracer)
 	if flags&unix.CLONE_UNTRACED == 0 {
 		t.raiseTraceEvent(event, option)
 	}
@@ -174,7 +175,7 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 }
 
 // linkThread adds a new thread to the caller's process.
-func (t *Task) linkThread(child *Task, flags, traceOption uint64) error {
+func (t *Task) linkThread(child *Task, flags, traceOption uint64) (tracer *Task, err error) {
 	tg := t.tg
 	child.tg = tg
 	for {
@@ -188,27 +189,27 @@ func (t *Task) linkThread(child *Task, flags, traceOption uint64) error {
 			sleepUntil(resume, dying)
 			continue
 		}
-		err := t.linkThreadLocked(child, flags, traceOption)
+		tracer, err = t.linkThreadLocked(child, flags, traceOption)
 		tg.mu.Unlock()
-		return err
+		return tracer, err
 	}
 }
 
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) error {
+func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, error) {
 	tg := t.tg
 	if tg.groupExiting || tg.execTask != nil || t.killPending {
-		return unix.EINTR // group_exec_task: no thread joins an exec
+		return nil, unix.EINTR // group_exec_task: no thread joins an exec
 	}
-	t.inheritTraceLocked(child, flags, traceOption)
+	tracer := t.inheritTraceLocked(child, flags, traceOption)
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
-		return unix.ENOMEM // the namespace's init died meanwhile
+		return nil, unix.ENOMEM // the namespace's init died meanwhile
 	}
 	tg.threads.pushBack(child, threadLinkOf)
 	tg.liveThreads++
-	return nil
+	return tracer, nil
 }
 
 // linkProcess makes the new process ctg a child of the caller (or, with
@@ -217,7 +218,7 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) error {
 //
 // +checklocksignore: which process locks it takes depends on CLONE_PARENT;
 // lockstat checks their order at run time.
-func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int, traceOption uint64) error {
+func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int, traceOption uint64) (*Task, error) {
 	tg := t.tg
 	for {
 		pg := tg.pgrp.Load()
@@ -250,7 +251,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		if tg.groupExiting || t.killPending {
 			unlock()
-			return unix.EINTR
+			return nil, unix.EINTR
 		}
 		// A process with a stop pending or in effect forks only once it
 		// is continued: Linux restarts a fork that a group signal
@@ -277,11 +278,11 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
-		t.inheritTraceLocked(child, flags, traceOption)
+		tracer := t.inheritTraceLocked(child, flags, traceOption)
 		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed
 			unlock()
-			return unix.ENOMEM
+			return nil, unix.ENOMEM
 		}
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
@@ -290,7 +291,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		// registered after it, so the walk finds the child published.
 		tg.noteForkLocked(ctg)
 		unlock()
-		return nil
+		return tracer, nil
 	}
 }
 

@@ -27,24 +27,25 @@ func cloneTraceEvent(flags uint64, exitSignal int) (event int, option uint64) {
 // traced by that tracer with the creator's options, and will stop before
 // it runs. The tracer field, set before the child is published, already
 // refuses other tracers; the link to the tracer's list follows the
-// publication (finishInheritedTrace), as it needs the tracer's lock.
+// publication (finishInheritedTrace), as it needs the tracer's lock. It
+// returns the tracer, or nil.
 //
 // Preconditions: t.tg.mu is held; child is not yet published.
 //
 // +checklocks:t.tg.mu
 // +checklocksignore: child is reachable only by the caller until it is
 // published.
-func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) {
+func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) *Task {
 	tracer := t.tracer.Load()
 	if tracer == nil || flags&unix.CLONE_UNTRACED != 0 && flags&unix.CLONE_PTRACE == 0 ||
 		flags&unix.CLONE_PTRACE == 0 && t.ptraceOptions&option == 0 {
-		return
+		return nil
 	}
 	child.tracer.Store(tracer)
 	child.tg.nrTraced.Add(1)
-	child.inheritedTracer = tracer
 	child.ptraceSeized = t.ptraceSeized
 	child.ptraceOptions = t.ptraceOptions
+	return tracer
 }
 
 // finishInheritedTrace puts a child that inherited its creator's tracer
@@ -55,12 +56,10 @@ func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) {
 //
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
-func (child *Task) finishInheritedTrace() {
-	tracer := child.inheritedTracer
+func (child *Task) finishInheritedTrace(tracer *Task) {
 	if tracer == nil {
 		return
 	}
-	child.inheritedTracer = nil
 	unlock := lockPair(tracer.tg, child.tg) // the two ends of the link
 	if tracer.state.Load() != taskRunning {
 		child.tracer.Store(nil)

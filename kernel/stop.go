@@ -75,8 +75,8 @@ func (tg *ThreadGroup) doSignalStop() {
 //
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) trapTracedForStopLocked() int {
-	n := 0
+func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
+	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.groupStopOwed = true

@@ -117,19 +117,15 @@ type Task struct {
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64
-	// nrTracees counts the threads this thread traces; written under
-	// its process's lock, read without it by exit_ptrace's fast path.
-	nrTracees atomic.Int32
+	// started is the monotonic time of the task's clone; its release
+	// mixes the runtime since then into the entropy pool.
+	started int64
 
 	// ptrace (ptrace.go): Linux traces threads, one by one. tracer is the
 	// thread tracing this one, nil if none; it is set with the tracer's
 	// and this thread's process locks held and cleared under the
 	// tracer's.
 	tracer atomic.Pointer[Task]
-	// inheritedTracer is the tracer a new task inherits from its creator
-	// (ptrace_clone.go), kept by the cloning call until the task is on
-	// the tracer's list.
-	inheritedTracer *Task
 	// vforkDone, set for a CLONE_VFORK child, is closed when it execs or
 	// exits: its parent waits for that.
 	vforkDone atomic.Pointer[chan struct{}]
@@ -138,44 +134,42 @@ type Task struct {
 	// its place on the tracer's list, the code of a ptrace stop the
 	// tracer's wait may still report (0: none), and an exit that waits
 	// for the tracer's wait (C11).
-	traceLink   link[Task]
-	traceReport int32
-	traceZombie bool
-	// The thread's own ptrace state: seized with PTRACE_SEIZE, its
-	// PTRACE_O_* options, the ptrace stop it is in (its code; 0 when
-	// running), the signals it will stop for (bit sig-1), a group stop it
-	// owes as a trap (JOBCTL_STOP_PENDING), a PTRACE_EVENT_STOP trap it
-	// owes for PTRACE_INTERRUPT (JOBCTL_TRAP_STOP) or for a SIGCONT
-	// (JOBCTL_TRAP_NOTIFY) and the code of a
-	// ptrace_event stop it owes (0: none).
-	// +checklocks:tg.mu
-	ptraceSeized bool
+	traceLink link[Task]
+	// The thread's own ptrace state: its PTRACE_O_* options, the signals
+	// it will stop for (bit sig-1), the ptrace stop it is in (its code; 0
+	// when running), the code of a ptrace_event stop it owes (0: none).
 	// +checklocks:tg.mu
 	ptraceOptions uint64
 	// +checklocks:tg.mu
-	eventOwed int32
-	// listening is JOBCTL_LISTENING: a seized thread in a
-	// PTRACE_EVENT_STOP trap that PTRACE_LISTEN let wait for the next
-	// notification, which ends the trap and makes it trap again.
-	// +checklocks:tg.mu
-	listening bool
+	tracePending uint64
+	// nrTracees counts the threads this thread traces; written under
+	// its process's lock, read without it by exit_ptrace's fast path.
+	nrTracees   atomic.Int32
+	traceReport int32
 	// +checklocks:tg.mu
 	traceStop int32
-	// traceStopSignal tells a signal-delivery stop, whose signal the
-	// tracer may pass on, from a trap.
+	// +checklocks:tg.mu
+	eventOwed   int32
+	traceZombie bool
+	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
+	// the tracer may pass on, rather than a trap; listening
+	// (JOBCTL_LISTENING: in a PTRACE_EVENT_STOP trap that PTRACE_LISTEN
+	// let wait for the next notification, which ends the trap and makes
+	// it trap again); owing a group stop as a trap (JOBCTL_STOP_PENDING),
+	// a PTRACE_EVENT_STOP trap for PTRACE_INTERRUPT (JOBCTL_TRAP_STOP) or
+	// for a SIGCONT (JOBCTL_TRAP_NOTIFY).
+	// +checklocks:tg.mu
+	ptraceSeized bool
 	// +checklocks:tg.mu
 	traceStopSignal bool
 	// +checklocks:tg.mu
-	tracePending uint64
+	listening bool
 	// +checklocks:tg.mu
 	groupStopOwed bool
 	// +checklocks:tg.mu
 	trapOwed bool
 	// +checklocks:tg.mu
 	notifyOwed bool
-	// started is the monotonic time of the task's clone; its release
-	// mixes the runtime since then into the entropy pool.
-	started int64
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
@@ -246,7 +240,7 @@ type ThreadGroup struct {
 	// in the group stop in effect (group_stop_count): the parent hears of
 	// the stop once it reaches zero.
 	// +checklocks:mu
-	stopWaiting int
+	stopWaiting int32
 	continued   atomic.Bool
 	// +checklocks:mu
 	stopPending uint64
@@ -285,6 +279,9 @@ type ThreadGroup struct {
 	// set by a change of effective ids, inherited by fork, reset by an
 	// exec whose real and effective ids agree.
 	nonDumpable atomic.Bool
+	// nrTraced counts this process's threads that are traced, so that a
+	// signal to a process with none skips looking for a tracee thread.
+	nrTraced atomic.Int32
 	// execTask is the thread whose exec is killing the others
 	// (group_exec_task); execWait, when not nil, is closed when one of
 	// them becomes a zombie or is released.
@@ -319,9 +316,6 @@ type ThreadGroup struct {
 	// (ptrace.go).
 	// +checklocks:mu
 	tracees ilist[Task]
-	// nrTraced counts this process's threads that are traced, so that a
-	// signal to a process with none skips looking for a tracee thread.
-	nrTraced atomic.Int32
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }

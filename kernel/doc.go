@@ -87,9 +87,10 @@
 //     wins (C9).
 //   - Pids, users' counts and entropy are released after every critical
 //     section (release_task's tail in Linux 6.15).
-//   - A task is traced once TRACEME or ATTACH links it under its own and
-//     the tracer's lock; TRACEME links only to a parent not yet marked
-//     exiting under the parent's lock, so a tracer's exit_ptrace, which
+//   - A thread is traced once TRACEME, ATTACH or SEIZE links it under its
+//     own process's and the tracer's lock; TRACEME, and a clone that
+//     inherits its creator's tracer, link only to a tracer not yet marked
+//     exiting under the tracer's lock, so a tracer's exit_ptrace, which
 //     runs after that mark, sees every link (D10, seed 000).
 //   - A process stops when its stop signal is acted on under its
 //     ThreadGroup.mu (asynchronously after the kill, as Linux's target

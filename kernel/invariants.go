@@ -20,10 +20,12 @@ import (
 // its session's list; every namespace's child reaper is a thread of its
 // init; each user lists exactly the tasks of its real uid and counts them
 // for RLIMIT_NPROC; a child is on its parent's job queue exactly when it
-// has a stop or a continue to report; and every traced process's tracer is
-// a running thread whose process lists it, every listed tracee names a
-// thread of the listing process as its tracer, and each thread's tracee
-// count matches (no task is left linked to a dead tracer, D10).
+// has a stop or a continue to report (or a group stop its traced threads
+// have yet to complete); and every traced thread's tracer is a running
+// thread whose process lists it, every listed tracee names a thread of the
+// listing process as its tracer, each thread's tracee count and each
+// process's count of traced threads match (no task is left linked to a
+// dead tracer, D10).
 func (k *Kernel) CheckInvariants() error {
 	c := &checker{k: k, namespaces: map[*PIDNamespace]bool{}, procs: map[*ThreadGroup]bool{},
 		userTasks: map[*User]int{}, groups: map[*ProcessGroup]bool{}, sessions: map[*Session]bool{}}

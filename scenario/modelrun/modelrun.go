@@ -118,7 +118,14 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 	t := b.tasks[actor]
 	bg := &background{done: make(chan struct{}), timed: timed(c), t: t, foreground: foreground}
 	b.bg[actor] = bg
-	if b.stalled[actor] {
+	switch {
+	case b.execing[actor] != nil:
+		// Its exec never returned, so its name still stands for its old
+		// tid, which the old leader took away: no such task.
+		bg.res = errno(unix.ESRCH)
+		close(bg.done)
+		return
+	case b.stalled[actor]:
 		// The task is still stuck in an earlier call, which keeps it
 		// sleeping: answer here rather than watch it.
 		bg.res = errno(unix.EDEADLK)

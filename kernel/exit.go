@@ -8,7 +8,9 @@ import (
 // with its last thread, whose status becomes the process's unless a group
 // exit set one (B3). Exit returns once the thread has exited, except for a
 // namespace init whose namespace must empty first (B11): that tail runs
-// asynchronously and Kernel.Quiesce waits for it. Errors: ESRCH if the
+// asynchronously and Kernel.Quiesce waits for it; and for a thread whose
+// tracer holds it at PTRACE_EVENT_EXIT, whose exit goes on once the tracer
+// resumes it (the task is Stopped until then; WaitRunnable waits for it). Errors: ESRCH if the
 // caller already exited; ErrInitExit for the last thread of the root init
 // (B4).
 func (t *Task) Exit(code int) error {
@@ -134,7 +136,9 @@ func (k *Kernel) finishExits(ts []*Task) {
 		}
 	}
 	for _, t := range ts {
-		t.exitNotify()
+		if !t.holdExitForTracer() {
+			t.exitNotify()
+		}
 	}
 }
 

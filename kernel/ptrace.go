@@ -24,8 +24,9 @@ const ptraceEventStop = 128
 // Ptrace is ptrace(2) for the requests the model has: PTRACE_TRACEME,
 // ATTACH, SEIZE, DETACH, CONT, KILL, INTERRUPT, LISTEN, SETOPTIONS and
 // GETEVENTMSG (whose message is not modelled). PTRACE_O_EXITKILL,
-// TRACEEXEC, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEVFORKDONE are
-// acted on; the other options are accepted. pid names a thread.
+// TRACEEXEC, TRACEEXIT, TRACEFORK, TRACEVFORK, TRACECLONE and
+// TRACEVFORKDONE are acted on; the other options are accepted. pid names
+// a thread.
 //
 // Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
 // of a thread of the caller's own process, one the caller may not access,

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"context"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -51,6 +53,8 @@ func (t *Task) exitPtrace() {
 		// The tracee's process lock guards its ptrace state.
 		ctg.mu.Lock()
 		switch {
+		case c.exitHeld:
+			c.releaseExitLocked()
 		case c.ptraceOptions&unix.PTRACE_O_EXITKILL != 0:
 			ctg.killLocked(ctg.fatalStatus(int(unix.SIGKILL)), &b)
 		case c.traceStop != 0:
@@ -163,4 +167,72 @@ func (t *Task) notifyTracer() bool {
 	ttg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
 	ttg.wakeWaitersLocked()
 	return false
+}
+
+// holdExitForTracer is do_exit's ptrace_event(PTRACE_EVENT_EXIT): a
+// thread whose tracer asked for PTRACE_O_TRACEEXIT stops before it exits,
+// whatever ends it, and its exit goes on (exitNotify, on a goroutine of
+// its own) once the tracer resumes it, detaches it or exits, or its
+// process is killed again. It reports whether the exit is held.
+//
+// +checklocksignore: lockPair takes both processes' locks in serial
+// order, which checklocks cannot follow; lockstat checks it at run time.
+func (t *Task) holdExitForTracer() bool {
+	tracer := t.tracer.Load()
+	if tracer == nil {
+		return false
+	}
+	unlock := lockPair(tracer.tg, t.tg) // the stop and the tracer's report
+	defer unlock()
+	if t.tracer.Load() != tracer || t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
+		return false
+	}
+	t.exitHeld = true
+	t.traceStop, t.traceStopSignal = int32(unix.SIGTRAP)|unix.PTRACE_EVENT_EXIT<<8, false
+	tracer.tg.reportTraceStopLocked(t, t.traceStop)
+	return true
+}
+
+// releaseExitLocked lets a thread held at PTRACE_EVENT_EXIT finish its
+// exit.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) releaseExitLocked() {
+	if t.exitHeld {
+		t.exitHeld = false
+		t.traceStop = 0
+		t.tg.wakeStoppedLocked()
+		t.tg.k.goAsync(t.exitNotify)
+	}
+}
+
+// waitExitRelease sleeps while the task's exit is held at
+// PTRACE_EVENT_EXIT, which only its tracer ends (a kill cannot: the task
+// is dying already), or until ctx is done. It reports whether the exit
+// was held.
+func (t *Task) waitExitRelease(ctx context.Context) bool {
+	tg := t.tg
+	held := false
+	for {
+		// The process lock guards the hold and the stop's channel.
+		tg.mu.Lock()
+		if !t.exitHeld {
+			tg.mu.Unlock()
+			return held
+		}
+		held = true
+		resume := t.stopWaitLocked()
+		tg.mu.Unlock()
+		t.sleepingOn.Store(&sleep{wake: resume})
+		select {
+		case <-resume:
+		case <-ctx.Done():
+		}
+		t.sleepingOn.Store(nil)
+		if ctx.Err() != nil {
+			return true
+		}
+	}
 }

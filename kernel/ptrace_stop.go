@@ -196,6 +196,11 @@ func (tg *ThreadGroup) sendChildStopSignalLocked() {
 // +checklocks:t.tg.mu
 func (t *Task) resumeTracedLocked(sig int) {
 	tg := t.tg
+	if t.exitHeld {
+		t.releaseExitLocked() // its exit goes on; a signal passed is moot
+		tg.wakeStoppedLocked()
+		return
+	}
 	wasSignal := t.traceStopSignal
 	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
 	if sig != 0 && wasSignal {

@@ -221,8 +221,12 @@ func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error)
 // stop: a call that stopped its caller (a signal it sent itself, a stop
 // that interrupted it, exec's ptrace trap) returns to user space only once
 // the task runs again. Signals that arrive meanwhile are taken and
-// dropped. It returns early when the task is killed or ctx is done.
+// dropped. It returns early when the task is killed or ctx is done; an
+// exit its tracer holds at PTRACE_EVENT_EXIT ends only when released.
 func (t *Task) WaitRunnable(ctx context.Context) {
+	if t.waitExitRelease(ctx) {
+		return
+	}
 	tg := t.tg
 	t.arm()
 	defer t.disarm()

@@ -163,6 +163,9 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.continued.Store(false)
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.exitHeld {
+			continue // SIGKILL does not end a PTRACE_EVENT_EXIT stop here
+		}
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 	}

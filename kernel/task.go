@@ -170,6 +170,10 @@ type Task struct {
 	trapOwed bool
 	// +checklocks:tg.mu
 	notifyOwed bool
+	// exitHeld is set while the thread's exit waits in a
+	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
+	// +checklocks:tg.mu
+	exitHeld bool
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }

@@ -224,24 +224,21 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 	}
 	res := b.dispatch(t, actor, c)
 	b.k.Quiesce()
-	if t.Exited() {
-		// Killed during the call (a blocking call ends with EINTR), or
-		// by a signal it sent itself, which Linux acts on before the
-		// call returns to user space.
-		return scenario.Result{Kind: scenario.ResultDone}
-	}
 	if t.Stopped() && foreground {
-		// Stopped by a signal it sent itself, or by a ptrace trap,
-		// before the call could return: the kernel runner gives up on
-		// the reply.
+		// Stopped by a signal it sent itself, or by a ptrace trap (its
+		// exit's too), before the call could return: the kernel runner
+		// gives up on the reply.
 		return errno(unix.EDEADLK)
 	}
 	if t.Stopped() {
 		t.WaitRunnable(b.ctx)
 		b.k.Quiesce()
-		if t.Exited() {
-			return scenario.Result{Kind: scenario.ResultDone}
-		}
+	}
+	if t.Exited() {
+		// Killed during the call (a blocking call ends with EINTR), or
+		// by a signal it sent itself, which Linux acts on before the
+		// call returns to user space.
+		return scenario.Result{Kind: scenario.ResultDone}
 	}
 	return res
 }

@@ -1,6 +1,10 @@
 package kernel_test
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -52,5 +56,61 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 			}
 			f.finish()
 		})
+	}
+}
+
+// D9, D10: threads held at PTRACE_EVENT_EXIT race their tracer's CONTs,
+// a kill of their process and the tracer's own exit. Whoever wins, every
+// held exit is released once: the process is reaped by its parent with
+// nothing left behind, and no thread is left linked to a dead tracer.
+func TestStressTraceExitVsTracerExit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(seedFor(t), 21))
+	k, init := newKernel(t)
+	for i := range iterations(300) {
+		tracer := fork(t, init)
+		b := fork(t, init)
+		threads := []*kernel.Task{b}
+		for range 3 {
+			threads = append(threads, clone(t, b, kernel.CloneArgs{Flags: threadFlags}))
+		}
+		opts := uint64(unix.PTRACE_O_TRACEEXIT)
+		if i%2 == 1 {
+			opts |= unix.PTRACE_O_EXITKILL // the tracer's exit kills as it releases
+		}
+		for _, th := range threads {
+			mustOK(t, tracer.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, opts))
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		// A thread killed first has no exit of its own to make: ESRCH.
+		gone := func(err error) {
+			if err != nil && err != unix.ESRCH {
+				t.Errorf("iteration %d: unexpected error: %v", i, err)
+			}
+		}
+		fs := []func(){
+			func() { gone(threads[1].Exit(1)) },
+			func() { gone(threads[2].ExitGroup(2)) },
+			func() { mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGKILL))) },
+			func() { mustNotFail(t, tracer.Exit(0)) },
+			func() {
+				// The tracer resumes what it finds held, until it dies.
+				for ctx.Err() == nil {
+					r, err := tracer.Wait4(ctx, -1, unix.WALL|unix.WNOHANG)
+					if err != nil {
+						return
+					}
+					if r.Pid > 0 && r.Status.Stopped() {
+						_ = tracer.Ptrace(unix.PTRACE_CONT, r.Pid, 0, 0)
+					}
+					runtime.Gosched()
+				}
+			},
+		}
+		concurrently(t, rng, fs...)
+		cancel()
+		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		reapAll(t, init)
+		expectNoChildren(t, init)
+		expectOnlyInit(t, k, i)
 	}
 }

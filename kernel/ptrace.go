@@ -237,7 +237,10 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		}
 		return nil
 	case unix.PTRACE_LISTEN:
-		if !target.ptraceSeized || !stopped || target.traceStop>>8 != ptraceEventStop {
+		switch {
+		case !stopped:
+			return unix.ESRCH // ptrace_check_attach
+		case !target.ptraceSeized || target.traceStop>>8 != ptraceEventStop:
 			return unix.EIO
 		}
 		target.listening = true

@@ -11,10 +11,11 @@
 // Conventions shared with the kernel runner, for what the contract leaves
 // open: a call by a task that has exited (a zombie or reaped) prints ESRCH;
 // a call during which its task dies prints done, since it never returns;
-// a call by a stopped task, or one that stops its own task, prints
-// EDEADLK (the kernel runner gives up on its reply);
-// a call that is blocked while nothing else can run, in the foreground or
-// at its join, prints EDEADLK, and so does every later call of that task.
+// a call that stops its own task prints EDEADLK (the kernel runner gives
+// up on its reply); a call that is blocked while nothing else can run, in
+// the foreground or at its join, prints EDEADLK, and so does every later
+// call of that task until the blocked one completes (a call made to a
+// stopped task is such a call: it runs once the task is continued).
 // A semtimedop with a timeout is never stalled: it waits for the timeout.
 package modelrun
 
@@ -22,7 +23,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -39,8 +42,9 @@ type Backend struct {
 	// sets holds the id of each set a semget returned, by SetRef.
 	sets []int
 	bg   map[scenario.TaskRef]*background
-	// stalled marks tasks whose joined call could never complete.
-	stalled map[scenario.TaskRef]bool
+	// stuck holds, per task, a joined call that was blocked with nothing
+	// else able to run; the task takes no other call until it completes.
+	stuck map[scenario.TaskRef]*background
 	// heirs maps a leader that a non-leader's exec replaced to that
 	// thread: the leader's name goes on standing for the pid it had, as
 	// on the kernel runner, which keeps a task's numbers after it is gone.
@@ -80,7 +84,7 @@ func New() (*Backend, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
-		stalled: map[scenario.TaskRef]bool{}, heirs: map[scenario.TaskRef]*kernel.Task{},
+		stuck: map[scenario.TaskRef]*background{}, heirs: map[scenario.TaskRef]*kernel.Task{},
 		execing: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
 }
 
@@ -118,6 +122,14 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 	t := b.tasks[actor]
 	bg := &background{done: make(chan struct{}), timed: timed(c), t: t, foreground: foreground}
 	b.bg[actor] = bg
+	if old := b.stuck[actor]; old != nil {
+		select {
+		case <-old.done:
+			delete(b.stuck, actor) // it completed: the task is free again
+			b.k.Quiesce()
+		default:
+		}
+	}
 	switch {
 	case b.execing[actor] != nil:
 		// Its exec never returned, so its name still stands for its old
@@ -125,7 +137,7 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		bg.res = errno(unix.ESRCH)
 		close(bg.done)
 		return
-	case b.stalled[actor]:
+	case b.stuck[actor] != nil:
 		// The task is still stuck in an earlier call, which keeps it
 		// sleeping: answer here rather than watch it.
 		bg.res = errno(unix.EDEADLK)
@@ -172,7 +184,7 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		}
 		b.k.Quiesce()
 		if t.Sleeping() && !bg.timed {
-			b.stalled[actor] = true
+			b.stuck[actor] = bg
 			return errno(unix.EDEADLK)
 		}
 		runtime.Gosched()
@@ -188,14 +200,15 @@ func (b *Backend) Close() error {
 	// child) ends when its task is killed, as the kernel runner's
 	// teardown kills everything.
 	root := b.k.Init()
-	for _, bg := range b.bg {
+	pending := append(slices.Collect(maps.Values(b.bg)), slices.Collect(maps.Values(b.stuck))...)
+	for _, bg := range pending {
 		select {
 		case <-bg.done:
 		default:
 			_ = root.Kill(bg.t.PIDIn(root.Namespace()), int(unix.SIGKILL))
 		}
 	}
-	for _, bg := range b.bg {
+	for _, bg := range pending {
 		<-bg.done
 	}
 	return nil
@@ -208,14 +221,11 @@ func (b *Backend) Close() error {
 func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
 	t := b.tasks[actor]
 	switch {
-	case b.stalled[actor]:
-		return errno(unix.EDEADLK)
 	case t.Exited():
 		return errno(unix.ESRCH)
-	case t.Stopped() && foreground:
-		return errno(unix.EDEADLK) // a stopped task cannot take the call
 	case t.Stopped():
-		// In the background the call starts once the task runs again.
+		// The call starts once the task runs again (in the foreground
+		// the join gives up on it first, as the kernel runner does).
 		t.WaitRunnable(b.ctx)
 		b.k.Quiesce()
 		if t.Exited() {

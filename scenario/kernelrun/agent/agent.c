@@ -304,13 +304,16 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 		S1(SYS_close, pidfd);
 }
 
+// do_execve runs the agent again. The image is named through the
+// calling thread's /proc entry: /proc/self names the process by its
+// leader, whose exe link is gone once the leader has exited.
 static void do_execve(int ctl)
 {
 	char fdbuf[24];
 	format_long(fdbuf, ctl);
 	char *argv[] = {"tasklist-agent", "resume", fdbuf, 0};
 	char *envp[] = {0};
-	reply(ctl, S3(SYS_execve, "/proc/self/exe", argv, envp));
+	reply(ctl, S3(SYS_execve, "/proc/thread-self/exe", argv, envp));
 }
 
 static long do_sigaction(long sig, long kind, long flags)

@@ -216,7 +216,8 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	if target.tracer.Load() != t {
 		return unix.ESRCH
 	}
-	stopped := target.traceStop != 0
+	// A listening tracee is stopped, but ptrace_freeze_traced refuses it.
+	stopped := target.traceStop != 0 && !target.listening
 	switch request {
 	case unix.PTRACE_KILL:
 		// send_sig_info(SIGKILL, SEND_SIG_NOINFO): the whole process
@@ -233,6 +234,9 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		// tracer resumes it; refused by a thread already exiting.
 		if target.state.Load() == taskRunning && !target.killPending {
 			target.trapOwed = true
+			if target.listening {
+				target.retrapLocked(t) // it leaves LISTEN and traps again
+			}
 			target.takeTraceStopLocked(t)
 		}
 		return nil
@@ -243,7 +247,10 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		case !target.ptraceSeized || target.traceStop>>8 != ptraceEventStop:
 			return unix.EIO
 		}
+		// While it listens, wait does not report the trap
+		// (task_stopped_code).
 		target.listening = true
+		target.traceReport = 0
 		if target.notifyOwed {
 			// Notified since the trap began: trap again at once.
 			target.retrapLocked(t)

@@ -93,7 +93,9 @@ func (t *Task) beginExitLocked(status int32) {
 		// with its status, and signal->flags = SIGNAL_GROUP_EXIT drops a
 		// continue not yet reported.
 		tg.groupExitMark.Store(tg.exitStatus | 1<<16)
-		tg.continued.Store(false)
+		if tg.continued.Load() {
+			tg.continued.Store(false)
+		}
 	}
 }
 

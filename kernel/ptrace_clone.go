@@ -107,6 +107,11 @@ func (t *Task) raiseTraceEvent(event int, option uint64) {
 // releaseVforkParent is mm_release's complete_vfork_done: the parent of a
 // vfork child, waiting for it to exec or exit, goes on.
 func (t *Task) releaseVforkParent() {
+	// Every exit passes here: a load keeps the common case free of a
+	// write to the task.
+	if t.vforkDone.Load() == nil {
+		return
+	}
 	if done := t.vforkDone.Swap(nil); done != nil {
 		close(*done)
 	}

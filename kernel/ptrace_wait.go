@@ -46,7 +46,7 @@ func (t *Task) readyTraceeLocked(c *Task, opts int) *Task {
 	if tracer == nil || tracer.tg != t.tg {
 		return nil
 	}
-	if opts&unix.WNOTHREAD != 0 && tracer != t && !(c == c.tg.leader.Load() && c.tg.parent.Load() == t) {
+	if opts&unix.WNOTHREAD != 0 && tracer != t && !c.isChildLeaderOf(t) {
 		return nil // neither the caller's tracee nor its child
 	}
 	if t.traceeReadyLocked(c, opts) {
@@ -67,12 +67,18 @@ func (t *Task) readyTraceeLocked(c *Task, opts int) *Task {
 func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector) *Task {
 	var best *Task
 	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
-		if c.traceReport != 0 && c == c.tg.leader.Load() && c.tg.parent.Load() == th &&
+		if c.traceReport != 0 && c.isChildLeaderOf(th) &&
 			t.traceeMatchesLocked(c, sel, 0) && (best == nil || c.tg.sibOrd < best.tg.sibOrd) {
 			best = c
 		}
 	}
 	return best
+}
+
+// isChildLeaderOf reports whether c leads a process whose parent thread is
+// th: a tracee that th's children scan reports as well.
+func (c *Task) isChildLeaderOf(th *Task) bool {
+	return c == c.tg.leader.Load() && c.tg.parent.Load() == th
 }
 
 // firstReadyTraceeOfThreadLocked returns the tracee of thread th that

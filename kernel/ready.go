@@ -200,6 +200,8 @@ func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
 	for {
 		parent := tg.parent.Load()
 		ptg = parent.tg
+		// A reparent holds the old and the new parent's locks: with
+		// this one held, the parent it names stays.
 		ptg.mu.Lock()
 		if tg.parent.Load() == parent {
 			return ptg

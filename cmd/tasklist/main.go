@@ -1,5 +1,5 @@
 // Command tasklist runs the tasklist laboratory: scenario files on the
-// model of the Linux process-lifecycle subsystem.
+// model of the Linux process-lifecycle subsystem and on the host kernel.
 //
 //	tasklist run FILE           run a scenario on the model
 //	tasklist run --kernel FILE  run a scenario on the host kernel (needs root)
@@ -7,74 +7,55 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
-
-	"tasklist/scenario"
-	"tasklist/scenario/diff"
-	"tasklist/scenario/kernelrun"
-	"tasklist/scenario/modelrun"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage: tasklist COMMAND [ARGS]
+// command is one subcommand: its name, a one-line summary for the usage
+// text, and the function that runs it with the arguments after its name
+// and returns the exit status.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) int
+}
 
-commands:
-  run FILE           run a scenario file on the model and print one line per statement
-  run --kernel FILE  run it on the host kernel instead (needs root)
-  diff FILE...       run each file on the model and on the kernel and print the lines
-                     whose results differ
-`
+// commands lists the subcommands in the order the usage text shows them.
+// Each lives in a file of its own.
+var commands = []command{
+	runCommand,
+	diffCommand,
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, "usage: tasklist COMMAND [ARGS]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+}
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		usage(stderr)
 		return 2
 	}
 	switch args[0] {
-	case "run":
-		return runScenario(args[1:], stdout, stderr)
-	case "diff":
-		return diffScenarios(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		usage(stdout)
 		return 0
 	}
-	fmt.Fprintf(stderr, "tasklist: unknown command %q\n%s", args[0], usage)
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(args[1:], stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "tasklist: unknown command %q\n", args[0])
+	usage(stderr)
 	return 2
 }
 
-func runScenario(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, "usage: tasklist run [--kernel] FILE\n") }
-	onKernel := fs.Bool("kernel", false, "run on the host kernel instead of the model")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	newBackend := newModel
-	if *onKernel {
-		newBackend = newKernel
-	}
-	return scenario.RunFile(fs.Arg(0), newBackend, stdout, stderr)
-}
-
-func newModel() (scenario.Backend, error)  { return modelrun.New() }
-func newKernel() (scenario.Backend, error) { return kernelrun.New() }
-
-func diffScenarios(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: tasklist diff FILE...\n")
-		return 2
-	}
-	return diff.Files(args, newModel, newKernel, stdout, stderr)
-}

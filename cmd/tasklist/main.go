@@ -58,4 +58,3 @@ func run(args []string, stdout, stderr io.Writer) int {
 	usage(stderr)
 	return 2
 }
-

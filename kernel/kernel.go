@@ -13,6 +13,7 @@ import (
 	"tasklist/ipc/sem"
 	"tasklist/kernel/pid"
 	"tasklist/lockstat"
+	"tasklist/plan"
 )
 
 // Lock classes, one per kind of object; see the lock order in doc.go.
@@ -53,12 +54,16 @@ type Config struct {
 	// SemLimits are the SysV semaphore limits of every IPC namespace; the
 	// zero value means Linux's defaults.
 	SemLimits sem.Limits
+	// Plan says where a table lock is taken on top of the per-object
+	// locks (package plan); nil is tasklist's own design, with none.
+	Plan *plan.Plan
 }
 
 // Kernel is one model system: a root pid namespace whose init is created
 // by New.
 type Kernel struct {
 	cfg       Config
+	plan      *plan.Plan
 	rootNS    *PIDNamespace
 	init      *Task
 	semLimits sem.Limits
@@ -91,7 +96,8 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.ThreadLimit < 0 {
 		return nil, unix.EINVAL
 	}
-	k := &Kernel{cfg: cfg, semLimits: cfg.SemLimits, boot: time.Now(), entropy: entropy.New(0)}
+	k := &Kernel{cfg: cfg, plan: cfg.Plan, semLimits: cfg.SemLimits, boot: time.Now(),
+		entropy: entropy.New(cfg.Plan.EntropyShards())}
 	if k.semLimits == (sem.Limits{}) {
 		k.semLimits = sem.DefaultLimits()
 	}

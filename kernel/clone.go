@@ -4,6 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tasklist/ipc/sem"
+	"tasklist/plan"
 )
 
 // csignal is CSIGNAL: the low byte of clone(2)'s flags is the exit signal.
@@ -178,7 +179,10 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 func (t *Task) linkThread(child *Task, flags, traceOption uint64) (tracer *Task, err error) {
 	tg := t.tg
 	child.tg = tg
+	p := t.k.plan
 	for {
+		// A plan's table lock: copy_process links the thread under it.
+		p.Lock(plan.CloneLink)
 		// The process lock orders the link against exit_group and fatal
 		// signals: a thread is either linked before the group exit (and
 		// is killed with its siblings) or not at all.
@@ -186,11 +190,13 @@ func (t *Task) linkThread(child *Task, flags, traceOption uint64) (tracer *Task,
 		if resume := t.stopWaitLocked(); resume != nil {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
+			p.Unlock(plan.CloneLink)
 			sleepUntil(resume, dying)
 			continue
 		}
 		tracer, err = t.linkThreadLocked(child, flags, traceOption)
 		tg.mu.Unlock()
+		p.Unlock(plan.CloneLink)
 		return tracer, err
 	}
 }
@@ -220,7 +226,10 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, 
 // lockstat checks their order at run time.
 func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int, traceOption uint64) (*Task, error) {
 	tg := t.tg
+	p := t.k.plan
 	for {
+		// A plan's table lock: copy_process links the child under it.
+		p.Lock(plan.CloneLink)
 		pg := tg.pgrp.Load()
 		parent := t
 		if flags&unix.CLONE_PARENT != 0 {
@@ -244,6 +253,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			}
 			ptg.mu.Unlock()
 			pg.mu.Unlock()
+			p.Unlock(plan.CloneLink)
 		}
 		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
 			unlock() // moved meanwhile: start over with the new owners

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // Kill is kill(2) (kill_something_info, kernel/signal.c). pid > 0 names a
@@ -82,6 +84,9 @@ func (t *Task) killPgrp(g *ProcessGroup, sig int) error {
 	var ret error = unix.ESRCH
 	var b exitBatch
 	defer b.run(t.k)
+	// A plan's table lock, read: kill_pgrp walks the group under it.
+	t.k.plan.Lock(plan.KillGroup)
+	defer t.k.plan.Unlock(plan.KillGroup)
 	// The group's lock keeps its member list fixed while every member
 	// is signalled: no member is moved away or forked in meanwhile.
 	g.mu.Lock()
@@ -131,6 +136,9 @@ func (t *Task) killAll(sig int) error {
 	var ret error
 	var b exitBatch
 	defer b.run(t.k)
+	// A plan's table lock, read: kill(-1) walks every process under it.
+	t.k.plan.Lock(plan.KillGroup)
+	defer t.k.plan.Unlock(plan.KillGroup)
 	ns.alloc.Range(func(nr int, id *PID) bool {
 		p := id.publishedTask()
 		if nr <= 1 || p == nil || p.tg.leader.Load() != p || p.tg == t.tg {

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tasklist/lockstat"
+	"tasklist/plan"
 )
 
 // Session is a session: the process groups created under one setsid.
@@ -170,6 +171,9 @@ func (t *Task) Setsid() (int, error) {
 	}
 	tg := t.tg
 	id := tg.leader.Load().pid.Load()
+	// A plan's table lock: setsid writes the process-group links.
+	t.k.plan.Lock(plan.SetPgid)
+	defer t.k.plan.Unlock(plan.SetPgid)
 	// The old group's lock serialises every move out of it and every
 	// creation of a group named by this process's pid, so the checks
 	// below and the move are atomic against another setsid or setpgid

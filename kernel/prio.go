@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // Nice values (MIN_NICE, MAX_NICE).
@@ -34,6 +36,9 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 	visit := func(p *Task) {
 		best = max(best, niceToRlimit(p.nice.Load()))
 	}
+	// A plan's table lock, read, where the plan's getpriority takes it.
+	site := prioSite(which)
+	t.k.plan.Lock(site)
 	switch which {
 	case unix.PRIO_PROCESS:
 		if p := t.prioTask(who); p != nil {
@@ -41,13 +46,14 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 		}
 	case unix.PRIO_PGRP:
 		if g := t.prioGroup(who); g != nil {
-			g.eachThread(visit)
+			g.eachThread(t.k.plan, visit)
 		}
 	case unix.PRIO_USER:
 		if u := t.prioUser(who); u != nil {
 			u.eachVisible(t.tg.ns, visit)
 		}
 	}
+	t.k.plan.Unlock(site)
 	if best < 0 {
 		return 0, unix.ESRCH
 	}
@@ -71,6 +77,9 @@ func (t *Task) Setpriority(which, who, nice int) error {
 	n := int32(min(max(nice, minNice), maxNice))
 	var err error = unix.ESRCH
 	set := func(p *Task) { err = t.setOnePrio(p, n, err) }
+	// As in Getpriority.
+	site := prioSite(which)
+	t.k.plan.Lock(site)
 	switch which {
 	case unix.PRIO_PROCESS:
 		if p := t.prioTask(who); p != nil {
@@ -78,14 +87,21 @@ func (t *Task) Setpriority(which, who, nice int) error {
 		}
 	case unix.PRIO_PGRP:
 		if g := t.prioGroup(who); g != nil {
-			g.eachThread(set)
+			g.eachThread(t.k.plan, set)
 		}
 	case unix.PRIO_USER:
 		if u := t.prioUser(who); u != nil {
 			err = u.setPrio(t, n)
 		}
 	}
+	t.k.plan.Unlock(site)
 	return err
+}
+
+// prioSite is where a plan may take its table lock for which, a valid
+// PRIO_* value.
+func prioSite(which int) plan.Site {
+	return plan.PrioProcess + plan.Site(which-unix.PRIO_PROCESS)
 }
 
 // prioTask resolves PRIO_PROCESS's who: a tid in the caller's namespace,
@@ -144,8 +160,14 @@ func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
 }
 
 // eachThread calls f for every thread of every member, in Linux's order
-// (do_each_pid_thread), holding the group's lock and the member's.
-func (g *ProcessGroup) eachThread(f func(*Task)) {
+// (do_each_pid_thread), holding the group's lock and the member's. Under
+// a plan with the unsafe pgrp-walk-unlocked toggle the group's lock is not
+// taken, as in seed 002's first patch.
+func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
+	if p.Has(plan.PgrpWalkUnlocked) {
+		g.eachThreadUnlocked(f)
+		return
+	}
 	// The group's lock fixes its members: a process that setpgid moves
 	// is visited in exactly one of its groups (seed 002).
 	g.mu.Lock()
@@ -160,6 +182,25 @@ func (g *ProcessGroup) eachThread(f func(*Task)) {
 		m.mu.Unlock()
 		return true
 	})
+}
+
+// eachThreadUnlocked is eachThread without the group's lock: the walk
+// follows member links that a concurrent setpgid rewrites, so it may stop
+// early or run on into the moved member's new group. It exists only for
+// the unsafe pgrp-walk-unlocked toggle, which recreates that race (seed
+// 002) for the race checker.
+//
+// +checklocksignore: it reads g.members without g.mu on purpose.
+func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
+	for m := g.members.head; m != nil; m = m.pgrpLink.next {
+		// The member's lock guards its thread list.
+		m.mu.Lock()
+		m.threads.each(threadLinkOf, func(th *Task) bool {
+			f(th)
+			return true
+		})
+		m.mu.Unlock()
+	}
 }
 
 // eachVisible calls f for every published thread of the user that is

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // ptrace (kernel/ptrace.c). As in Linux a tracer is a thread and traces
@@ -85,15 +87,25 @@ func lockPair(a, b *ThreadGroup) func() {
 // order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceTraceme() error {
 	tg := t.tg
+	p := t.k.plan
 	for {
 		parent := tg.parent.Load()
 		if parent == nil {
 			return unix.EPERM // the root init has no parent to trace it
 		}
+		// The unsafe zhang-v1 plan tests the parent's exit before the
+		// locks that order the test against exit_ptrace.
+		parentRunning := p.Has(plan.ZhangV1) && parent.state.Load() == taskRunning
+		// A plan's table lock: ptrace_traceme links under it.
+		p.Lock(plan.PtraceLink)
 		unlock := lockPair(parent.tg, tg) // the two ends of the link
 		if tg.parent.Load() != parent {
 			unlock() // reparented meanwhile: the new parent is the tracer
+			p.Unlock(plan.PtraceLink)
 			continue
+		}
+		if !p.Has(plan.ZhangV1) {
+			parentRunning = parent.state.Load() == taskRunning
 		}
 		err := error(nil)
 		switch {
@@ -101,10 +113,11 @@ func (t *Task) ptraceTraceme() error {
 			err = unix.ESRCH // killed in the call: its exit will not see a link
 		case t.tracer.Load() != nil:
 			err = unix.EPERM
-		case parent.state.Load() == taskRunning:
+		case parentRunning:
 			linkTracerLocked(parent, t, false)
 		}
 		unlock()
+		p.Unlock(plan.PtraceLink)
 		return err
 	}
 }
@@ -128,6 +141,9 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	if ttg == t.tg || !ptraceMayAccess(t, target) {
 		return unix.EPERM
 	}
+	// A plan's table lock: ptrace_attach links under it.
+	t.k.plan.Lock(plan.PtraceLink)
+	defer t.k.plan.Unlock(plan.PtraceLink)
 	unlock := lockPair(t.tg, ttg) // the two ends of the link
 	defer unlock()
 	if t.state.Load() != taskRunning {
@@ -211,6 +227,14 @@ func traceLinkOf(t *Task) *link[Task] { return &t.traceLink }
 // order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	ttg := target.tg
+	// A plan's table lock: ptrace_detach unlinks under it for writing,
+	// ptrace_check_attach reads under it.
+	site := plan.PtraceRequest
+	if request == unix.PTRACE_DETACH {
+		site = plan.PtraceLink
+	}
+	t.k.plan.Lock(site)
+	defer t.k.plan.Unlock(site)
 	unlock := lockPair(t.tg, ttg) // the tracer-side and the tracee's state
 	defer unlock()
 	if target.tracer.Load() != t {

@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // Setpgid is setpgid(2) (kernel/sys.c): it moves process pid (0: the
@@ -105,6 +107,9 @@ func (sp *setpgidOp) lock() {
 	}
 	slices.SortFunc(sp.groups, func(a, b *ProcessGroup) int { return int(a.serial) - int(b.serial) })
 	sp.groups = slices.Compact(sp.groups)
+	// A plan's table lock comes first: setpgid is a writer of the
+	// process-group links (change_pid under tasklist_lock).
+	sp.caller.k.plan.Lock(plan.SetPgid)
 	// The session's group list takes a new group.
 	if sp.session != nil {
 		sp.session.mu.Lock()
@@ -141,6 +146,7 @@ func (sp *setpgidOp) unlockGroups() {
 	if sp.session != nil {
 		sp.session.mu.Unlock()
 	}
+	sp.caller.k.plan.Unlock(plan.SetPgid)
 }
 
 // valid reports whether what the attempt read still holds now that the

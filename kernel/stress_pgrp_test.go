@@ -76,7 +76,7 @@ func TestStressSetpgidVsGroupWalks(t *testing.T) {
 	for _, g := range groups {
 		walker(func() error {
 			var bad error
-			g.eachThread(func(th *Task) {
+			g.eachThread(nil, func(th *Task) {
 				if got := th.tg.pgrp.Load(); got != g && bad == nil {
 					bad = errors.New("a walk over a group visited a process of another group")
 				}

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // siginfo si_code values for SIGCHLD, as waitid reports them.
@@ -118,15 +120,16 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			return WaitResult{}, unix.ECHILD // C4
 		}
 		// The process lock guards its children lists and ready lists, and
-		// a claim under it is exclusive (C9).
-		tg.mu.Lock()
+		// a claim under it is exclusive (C9); a plan's table lock comes
+		// first (do_wait scans under tasklist_lock).
+		tg.lockForWait()
 		if t.killPending {
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			return WaitResult{}, unix.EINTR
 		}
 		if resume := t.stopWaitLocked(); resume != nil {
 			// A stopped process makes no progress until continued.
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			s, err := t.sleepIntr(ctx, resume)
 			if err != nil {
 				return WaitResult{}, err
@@ -138,7 +141,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		if outForStop {
 			outForStop = false
 			if sig != 0 && !t.waitRestarts(sig) {
-				tg.mu.Unlock()
+				tg.unlockForWait()
 				return WaitResult{}, unix.EINTR
 			}
 			sig = 0 // restarted
@@ -146,7 +149,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		c, exited, tracee := t.findReadyLocked(sel, opts)
 		if tracee != nil {
 			res, handOff, reaped, ok := t.reportTraceeLocked(tracee, opts)
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			switch {
 			case !ok:
 				continue // the continue went to another waiter: look again
@@ -159,7 +162,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		if c != nil && !exited {
 			res, ok := t.reportJobLocked(c, opts)
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			if !ok {
 				continue // the event went away meanwhile: look again
 			}
@@ -171,36 +174,53 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			if claimed {
 				tg.claimZombieLocked(c)
 			}
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			if claimed {
 				c.release()
 			}
 			return res, nil
 		}
 		if !t.anyEligibleLocked(sel, opts) && !t.anyTraceeLocked(sel, opts) {
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			return WaitResult{}, unix.ECHILD
 		}
 		if opts&unix.WNOHANG != 0 {
-			tg.mu.Unlock()
+			tg.unlockForWait()
 			return WaitResult{}, nil
 		}
 		if sig != 0 {
 			// -ERESTARTSYS: nothing to report and a signal pending.
 			if !t.waitRestarts(sig) {
-				tg.mu.Unlock()
+				tg.unlockForWait()
 				return WaitResult{}, unix.EINTR
 			}
 			sig = 0
 		}
 		wake := tg.waitChanLocked()
-		tg.mu.Unlock()
+		tg.unlockForWait()
 		s, err := t.sleepIntr(ctx, wake)
 		if err != nil {
 			return WaitResult{}, err
 		}
 		sig = s
 	}
+}
+
+// lockForWait takes what one scan of do_wait holds: a plan's table lock,
+// where the plan takes one, and the process lock.
+//
+// +checklocksacquire:tg.mu
+func (tg *ThreadGroup) lockForWait() {
+	tg.k.plan.Lock(plan.WaitScan)
+	tg.mu.Lock()
+}
+
+// unlockForWait releases what lockForWait took.
+//
+// +checklocksrelease:tg.mu
+func (tg *ThreadGroup) unlockForWait() {
+	tg.mu.Unlock()
+	tg.k.plan.Unlock(plan.WaitScan)
 }
 
 // firstSignal keeps the first interrupting signal a call took, unless it

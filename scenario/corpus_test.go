@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"tasklist/plan"
 	"tasklist/scenario"
 	"tasklist/scenario/kernelrun"
 	"tasklist/scenario/modelrun"
@@ -93,6 +94,35 @@ func TestCorpusModel(t *testing.T) {
 			runCorpusFile(t, f, b)
 			if err := k.CheckInvariants(); err != nil {
 				t.Errorf("invariants after the scenario: %v", err)
+			}
+		})
+	}
+}
+
+// TestCorpusPlans runs every corpus scenario on the model under every preset lock plan: a
+// plan only adds a table lock where a historical design took one, so every output must still
+// be the golden one. -short runs one preset.
+func TestCorpusPlans(t *testing.T) {
+	presets := plan.PresetNames()[1:] // after scalable, which TestCorpusModel runs
+	if testing.Short() {
+		presets = presets[:1]
+	}
+	files := loadCorpus(t)
+	for _, name := range presets {
+		t.Run(name, func(t *testing.T) {
+			for _, f := range files {
+				t.Run(f.name, func(t *testing.T) {
+					t.Parallel()
+					b, err := modelrun.NewWithPlan(plan.MustParse(name, false))
+					if err != nil {
+						t.Fatal(err)
+					}
+					k := b.Kernel()
+					runCorpusFile(t, f, b)
+					if err := k.CheckInvariants(); err != nil {
+						t.Errorf("invariants after the scenario: %v", err)
+					}
+				})
 			}
 		})
 	}

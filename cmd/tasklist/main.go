@@ -30,6 +30,7 @@ type command struct {
 var commands = []command{
 	runCommand,
 	diffCommand,
+	plansCommand,
 }
 
 func usage(w io.Writer) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"tasklist/plan"
 	"tasklist/scenario"
 	"tasklist/scenario/kernelrun"
 	"tasklist/scenario/modelrun"
@@ -19,8 +20,10 @@ var runCommand = command{
 func runScenario(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, "usage: tasklist run [--kernel] FILE\n") }
+	fs.Usage = func() { fmt.Fprint(stderr, "usage: tasklist run [--kernel | --plan PLAN [--unsafe]] FILE\n") }
 	onKernel := fs.Bool("kernel", false, "run on the host kernel instead of the model")
+	planName := fs.String("plan", "scalable", "run the model under this lock plan: a preset and toggles (see tasklist plans)")
+	unsafe := fs.Bool("unsafe", false, "allow the plan's unsafe toggles, which recreate races")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -28,8 +31,17 @@ func runScenario(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	newBackend := newModel
+	p, err := plan.Parse(*planName, *unsafe)
+	if err != nil {
+		fmt.Fprintf(stderr, "tasklist: %v\n", err)
+		return 2
+	}
+	newBackend := func() (scenario.Backend, error) { return modelrun.NewWithPlan(p) }
 	if *onKernel {
+		if p != nil {
+			fmt.Fprintln(stderr, "tasklist: --plan applies to the model; the kernel runs as it is")
+			return 2
+		}
 		newBackend = newKernel
 	}
 	return scenario.RunFile(fs.Arg(0), newBackend, stdout, stderr)

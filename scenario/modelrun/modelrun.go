@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tasklist/kernel"
+	"tasklist/plan"
 	"tasklist/scenario"
 )
 
@@ -69,9 +70,15 @@ type background struct {
 	foreground bool
 }
 
-// New returns a backend whose init is ready.
-func New() (*Backend, error) {
-	k, err := kernel.New(kernel.Config{})
+// New returns a backend whose init is ready, on a model with tasklist's
+// own locking.
+func New() (*Backend, error) { return NewWithPlan(nil) }
+
+// NewWithPlan is New on a model that runs under lock plan p (package
+// plan); a plan changes how calls wait for each other, never what they
+// return.
+func NewWithPlan(p *plan.Plan) (*Backend, error) {
+	k, err := kernel.New(kernel.Config{Plan: p})
 	if err != nil {
 		return nil, err
 	}

@@ -47,6 +47,13 @@
 //
 // A lock may be taken while holding only locks that come before it here:
 //
+//  0. A lock plan's table lock (package plan), only under a plan that
+//     models a design with one: it is taken at the plan's sites before
+//     any other kernel lock and dropped after the last, and sites never
+//     nest, so release_task never runs inside another site's section
+//     (what a section finds dead is released after it, as exit_notify
+//     releases its dead list after write_unlock_irq). pid.Allocator.mu
+//     and entropy's shard locks may be taken under it.
 //  1. Session.mu, then ProcessGroup.mu, several groups in increasing
 //     creation order: setsid holds the old and the new group, setpgid the
 //     moved process's old group, the caller's and the target group (and
@@ -70,7 +77,8 @@
 //
 // entropy's shard locks are taken with no kernel lock held: a released
 // task's runtime is mixed in after release_task's critical sections
-// (seed 004).
+// (seed 004), or inside its plan section under a plan that models Linux
+// before that seed.
 //
 // The lockstat package checks this order at run time in every test.
 //

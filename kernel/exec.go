@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // Execve is the part of execve(2) the process model sees (fs/exec.c
@@ -65,8 +67,11 @@ func (t *Task) Execve() error {
 	}
 	if old != nil {
 		t.tg.resetExitSignal()
+		// release_task(leader), after the locks, in a table section of
+		// its own under a plan.
+		t.k.plan.Lock(plan.Release)
 		old.untrace()
-		old.releaseResources() // release_task(leader), after the locks
+		old.endRelease()
 	}
 	t.releaseVforkParent() // exec_mm_release
 	t.execTrap()
@@ -112,7 +117,16 @@ func (tg *ThreadGroup) resetExitSignal() {
 // the old leader, to be released by the caller, or nil.
 func (t *Task) deThread() (*Task, error) {
 	tg := t.tg
+	// Only exec can change the leader, and t's exec holds execTask: a
+	// non-leader takes the leader's place in a table section (the swap
+	// under tasklist_lock), taken before the process lock.
+	site := plan.ExecSwap
+	if tg.leader.Load() == t {
+		site = plan.NoSite
+	}
+	p := t.k.plan
 	for {
+		p.Lock(site)
 		// The process lock guards the thread list and the states the
 		// siblings' exits change under it.
 		tg.mu.Lock()
@@ -120,6 +134,7 @@ func (t *Task) deThread() (*Task, error) {
 			// Killed while waiting: the kill's exit takes over.
 			tg.execTask = nil
 			tg.mu.Unlock()
+			p.Unlock(site)
 			return nil, unix.EINTR
 		}
 		leader := tg.leader.Load()
@@ -131,6 +146,7 @@ func (t *Task) deThread() (*Task, error) {
 			wake := tg.execWaitChanLocked()
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
+			p.Unlock(site)
 			sleepUntil(wake, dying)
 			continue
 		}
@@ -147,6 +163,7 @@ func (t *Task) deThread() (*Task, error) {
 		tg.execSeq.Add(1)
 		tg.sighand.Store(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
 		tg.mu.Unlock()
+		p.Unlock(site)
 		return old, nil
 	}
 }

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // Exit is exit(2): it ends the calling thread only (B1); the process ends
@@ -16,19 +18,25 @@ import (
 func (t *Task) Exit(code int) error {
 	status := int32(code&0xff) << 8
 	tg := t.tg
+	p := t.k.plan
+	// A plan's table lock, where the plan takes one for do_exit's start.
+	p.Lock(plan.ExitStart)
 	// The process lock orders PF_EXITING and the live count against
 	// clone of a thread, group exits and reparenting onto this process.
 	tg.mu.Lock()
 	if t.state.Load() != taskRunning {
 		tg.mu.Unlock()
+		p.Unlock(plan.ExitStart)
 		return unix.ESRCH
 	}
 	if tg == t.k.init.tg && tg.liveThreads == 1 {
 		tg.mu.Unlock()
+		p.Unlock(plan.ExitStart)
 		return ErrInitExit
 	}
 	t.beginExitLocked(status)
 	tg.mu.Unlock()
+	p.Unlock(plan.ExitStart)
 	t.k.finishExits([]*Task{t})
 	return nil
 }
@@ -39,34 +47,39 @@ func (t *Task) Exit(code int) error {
 func (t *Task) ExitGroup(code int) error {
 	status := int32(code&0xff) << 8
 	tg := t.tg
+	p := t.k.plan
+	// As in Exit.
+	p.Lock(plan.ExitStart)
 	// As in Exit; the group-exit state and every thread's PF_EXITING
 	// change in one critical section, so no thread can adopt another's
 	// children or be cloned in between.
 	tg.mu.Lock()
-	if t.state.Load() != taskRunning {
-		tg.mu.Unlock()
-		return unix.ESRCH
-	}
-	if tg == t.k.init.tg {
-		tg.mu.Unlock()
-		return ErrInitExit
-	}
-	if tg.execTask != nil && !tg.groupExiting {
+	var victims []*Task
+	var err error
+	switch {
+	case t.state.Load() != taskRunning:
+		err = unix.ESRCH
+	case tg == t.k.init.tg:
+		err = ErrInitExit
+	case tg.execTask != nil && !tg.groupExiting:
 		// Another thread's exec is killing its siblings: do_group_exit
 		// ends only the caller, with status 0.
 		t.beginExitLocked(0)
-		tg.mu.Unlock()
-		t.k.finishExits([]*Task{t})
-		return nil
+		victims = []*Task{t}
+	default:
+		if tg.liveThreads > 1 {
+			tg.groupExiting = true
+			tg.groupExitCode = status
+			tg.groupExitMark.Store(status | 1<<16)
+		}
+		tg.endJobControlLocked()
+		victims = tg.beginExitAllLocked(status)
 	}
-	if tg.liveThreads > 1 {
-		tg.groupExiting = true
-		tg.groupExitCode = status
-		tg.groupExitMark.Store(status | 1<<16)
-	}
-	tg.endJobControlLocked()
-	victims := tg.beginExitAllLocked(status)
 	tg.mu.Unlock()
+	p.Unlock(plan.ExitStart)
+	if err != nil {
+		return err
+	}
 	t.k.finishExits(victims)
 	return nil
 }
@@ -145,24 +158,69 @@ func (k *Kernel) finishExits(ts []*Task) {
 }
 
 // exitNotify is exit_notify: hand the children to a reaper, become a
-// zombie, and tell the parent or reap oneself.
+// zombie, and tell the parent or reap oneself. What it finds dead is
+// released once its section is over, as exit_notify releases its dead
+// list after write_unlock_irq(&tasklist_lock).
 func (t *Task) exitNotify() {
 	t.releaseVforkParent() // exit_mm's mm_release
 	t.exitSem()
-	t.exitPtrace()
-	handled := t.forgetOriginalParent()
+	var dead deadList
+	t.exitPtrace(&dead)
+	p := t.k.plan
+	// A plan's table lock: exit_notify reparents the children and tells
+	// the parent under it.
+	p.Lock(plan.ExitNotify)
+	zap, zombie := t.forgetOriginalParent(&dead)
+	if zap {
+		// find_child_reaper drops the lock for zap_pid_ns_processes, and
+		// releases the dead tracees first (seed 001).
+		p.Unlock(plan.ExitNotify)
+		dead.release()
+		t.zapPIDNamespace() // it resumes with becomeZombie once the namespace is empty
+		p.Lock(plan.ExitNotify)
+	}
 	if t.groupDead.Load() {
 		// The process's own group may lose its last link to the rest
 		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
 		tg := t.tg
-		if p := tg.parent.Load(); p != nil {
-			killOrphanedPgrp(tg, p.tg, tg)
+		if pp := tg.parent.Load(); pp != nil {
+			killOrphanedPgrp(tg, pp.tg, tg)
 		}
 	}
-	if handled {
-		return // a zombie already, or zap_pid_ns_processes resumes with becomeZombie
+	if !zap && !zombie {
+		t.becomeZombie(&dead)
 	}
-	t.becomeZombie()
+	p.Unlock(plan.ExitNotify)
+	dead.release()
+}
+
+// deadList collects the tasks a table section finds dead, to be released
+// once the section is over (release_task never runs inside another
+// section's hold of the table lock).
+type deadList struct {
+	threads []*Task        // non-leader threads: releaseThread
+	groups  []*ThreadGroup // processes whose leader was claimed: release
+}
+
+// release releases everything collected, threads first.
+func (d *deadList) release() {
+	for _, t := range d.threads {
+		t.releaseThread()
+	}
+	for _, tg := range d.groups {
+		tg.release()
+	}
+}
+
+// becomeZombieNow is becomeZombie in a table section of its own, for an
+// exit that resumes after a zap (zap_pid_ns_processes returns to
+// find_child_reaper, which takes the lock again).
+func (t *Task) becomeZombieNow() {
+	var dead deadList
+	t.k.plan.Lock(plan.ExitNotify)
+	t.becomeZombie(&dead)
+	t.k.plan.Unlock(plan.ExitNotify)
+	dead.release()
 }
 
 // becomeZombieLocked is becomeZombie for a leader whose parent process's
@@ -187,8 +245,8 @@ func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
 // reaps itself unless it is traced, when it waits for its tracer's wait
 // (and keeps a zombie leader waiting with it); the leader notifies the
 // parent once the group is empty, and is reaped at once if the parent
-// does not want it.
-func (t *Task) becomeZombie() {
+// does not want it. What is to be reaped goes on dead.
+func (t *Task) becomeZombie(dead *deadList) {
 	tg := t.tg
 	notify, selfReap := false, false
 	// The process lock makes "leader is a zombie" and "no other thread
@@ -205,11 +263,11 @@ func (t *Task) becomeZombie() {
 	switch {
 	case selfReap:
 		if t.notifyTracer() {
-			t.releaseThread()
+			dead.threads = append(dead.threads, t)
 		}
 	case notify:
 		if tg.notifyParent() {
-			tg.release()
+			dead.groups = append(dead.groups, tg)
 		}
 	}
 }
@@ -234,6 +292,8 @@ func (tg *ThreadGroup) claimLeaderNotifyLocked() bool {
 // notified now (B6).
 func (t *Task) releaseThread() {
 	tg := t.tg
+	// A plan's table lock: release_task unhashes the task under it.
+	t.k.plan.Lock(plan.Release)
 	// The process lock guards the thread list and the leader's pending
 	// notification.
 	tg.mu.Lock()
@@ -242,9 +302,18 @@ func (t *Task) releaseThread() {
 	notify := tg.claimLeaderNotifyLocked()
 	tg.wakeExecLocked()
 	tg.mu.Unlock()
-	t.releaseResources()
-	if notify && tg.notifyParent() {
-		tg.release()
+	t.endRelease()
+	if notify {
+		// The thread's pid is gone before the parent hears of the
+		// leader, so a parent that reaps the process finds every pid of
+		// it freed. release_task tells the parent under the table lock
+		// and releases the leader after it (zap_leader).
+		t.k.plan.Lock(plan.Release)
+		zapLeader := tg.notifyParent()
+		t.k.plan.Unlock(plan.Release)
+		if zapLeader {
+			tg.release()
+		}
 	}
 }
 
@@ -253,6 +322,8 @@ func (t *Task) releaseThread() {
 // and its pid is freed after every lock is dropped.
 func (tg *ThreadGroup) release() {
 	leader := tg.leader.Load()
+	// A plan's table lock: release_task unhashes the task under it.
+	tg.k.plan.Lock(plan.Release)
 	// The process lock guards the thread list.
 	tg.mu.Lock()
 	leader.state.Store(taskDead)
@@ -260,20 +331,46 @@ func (tg *ThreadGroup) release() {
 	tg.mu.Unlock()
 	leader.untrace()
 	tg.leavePgrp()
-	leader.releaseResources()
+	leader.endRelease()
 }
 
-// releaseResources drops what a released task held: its place on its
-// user's list and its RLIMIT_NPROC charge, its place in the thread count
-// and its pid; and it mixes the task's runtime into the entropy pool. The
-// caller holds no lock (release_task_post and the add_device_randomness
-// of seed 004, outside tasklist_lock).
-func (t *Task) releaseResources() {
-	t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started))
+// endRelease ends release_task's section, which the caller holds (the
+// plan's Release site), and drops what the released task held: its pid,
+// its place on its user's list and its RLIMIT_NPROC charge, and its place
+// in the thread count; and it mixes the task's runtime into the entropy
+// pool. No kernel lock is held. The pid is freed and the entropy fed
+// after the section (release_task_post in Linux 6.15; seed 004) unless a
+// plan models a Linux that did them inside.
+func (t *Task) endRelease() {
+	p := t.k.plan
+	entropyInside := p.Mode(plan.Release) != plan.None && !p.Has(plan.EntropyOutsideLock)
+	pidInside := p.Mode(plan.Release) != plan.None && !p.Has(plan.FreePIDOutsideLock)
+	if entropyInside {
+		t.feedEntropy()
+	}
+	if pidInside {
+		t.freePID()
+	}
+	p.Unlock(plan.Release)
+	if !entropyInside {
+		t.feedEntropy()
+	}
 	t.leaveUser()
 	if t.k.cfg.ThreadLimit > 0 {
 		t.k.nrThreads.Add(-1)
 	}
+	if !pidInside {
+		t.freePID()
+	}
+}
+
+// feedEntropy mixes the task's runtime into the entropy pool
+// (add_device_randomness).
+func (t *Task) feedEntropy() { t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started)) }
+
+// freePID unhashes the task from its pid and drops its reference
+// (free_pid once the last reference is gone).
+func (t *Task) freePID() {
 	t.pid.Load().task.CompareAndSwap(t, nil)
 	t.pid.Load().put()
 }

@@ -69,7 +69,7 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 		child.traceZombie = false
 		unlock()
 		if zombie {
-			child.handOffTraced() // its exit waited for a tracer that is gone
+			child.handOffTracedNow() // its exit waited for a tracer that is gone
 		}
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // The ends of a ptrace link at exit (kernel/ptrace.c exit_ptrace,
@@ -23,8 +25,32 @@ import (
 // Fast path (seed 000): a tracer with no tracees skips it. The count is
 // read without a lock: the caller is marked exiting, under its process
 // lock, before this runs, and TRACEME links only under that lock to a
-// parent not exiting, so every link that will ever be made is visible.
-func (t *Task) exitPtrace() {
+// parent not exiting, so every link that will ever be made is visible. A
+// plan that models Linux before seed 000 takes its table lock anyway.
+//
+// The zombies it detaches are released once its section is over, or,
+// under a plan with seed 001's change, put on dead for exit_notify to
+// release.
+func (t *Task) exitPtrace(dead *deadList) {
+	p := t.k.plan
+	if t.nrTracees.Load() == 0 && !p.TakesExitPtrace() {
+		return
+	}
+	// A plan's table lock: exit_ptrace detaches under it.
+	p.Lock(plan.ExitPtrace)
+	var released deadList
+	t.detachTracees(&released)
+	p.Unlock(plan.ExitPtrace)
+	if p.Has(plan.ReleaseTraceesInReaper) {
+		dead.threads = append(dead.threads, released.threads...)
+		dead.groups = append(dead.groups, released.groups...)
+		return
+	}
+	released.release()
+}
+
+// detachTracees is exitPtrace's work; the zombies to release go on dead.
+func (t *Task) detachTracees(dead *deadList) {
 	if t.nrTracees.Load() == 0 {
 		return
 	}
@@ -72,45 +98,57 @@ func (t *Task) exitPtrace() {
 		c.ptraceOptions = 0
 		ctg.mu.Unlock()
 		if c == ctg.leader.Load() && ctg.exitState.Load() == procZombie {
-			ctg.reapIfParentIgnores()
+			ctg.reapIfParentIgnores(dead)
 		}
 	}
 	b.run(t.k)
 	for _, c := range zombies {
-		c.handOffTraced()
+		c.handOffTraced(dead)
 	}
 }
 
 // handOffTraced ends a zombie tracee's stay with its tracer, whose wait
 // has reported it or who detached it: a leader's exit goes on to its real
 // parent (do_notify_parent again; the status is delivered twice, C11),
-// and is released if the parent does not want it; another thread is
-// released.
-func (c *Task) handOffTraced() {
+// and goes on dead if the parent does not want it; another thread goes
+// on dead.
+func (c *Task) handOffTraced(dead *deadList) {
 	if c != c.tg.leader.Load() {
-		c.releaseThread()
+		dead.threads = append(dead.threads, c)
 		return
 	}
 	if c.tg.notifyParent() {
-		c.tg.release()
+		dead.groups = append(dead.groups, c.tg)
 	}
+}
+
+// handOffTracedNow is handOffTraced in a table section of its own, as
+// wait_task_zombie hands a traced zombie on under tasklist_lock, with the
+// release after it.
+func (c *Task) handOffTracedNow() {
+	var dead deadList
+	c.k.plan.Lock(plan.Release)
+	c.handOffTraced(&dead)
+	c.k.plan.Unlock(plan.Release)
+	dead.release()
 }
 
 // reapIfParentIgnores is __ptrace_detach's release of a zombie leader
 // whose tracer was a thread of its real parent's process, which waits for
-// it no longer if it ignores SIGCHLD (ignoring_children, D8).
-func (tg *ThreadGroup) reapIfParentIgnores() {
+// it no longer if it ignores SIGCHLD (ignoring_children, D8); the leader
+// goes on dead.
+func (tg *ThreadGroup) reapIfParentIgnores(dead *deadList) {
 	// The parent's lock guards the child's place on its lists, and a
 	// claim under it is exclusive (C9).
 	ptg := tg.lockParentOf()
 	act := ptg.sighand.Load().action(int(unix.SIGCHLD))
-	dead := tg.exitState.Load() == procZombie && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0)
-	if dead {
+	reap := tg.exitState.Load() == procZombie && (act.Handler == SigIgn || act.Flags&SaNoCldWait != 0)
+	if reap {
 		ptg.claimZombieLocked(tg)
 	}
 	ptg.mu.Unlock()
-	if dead {
-		tg.release()
+	if reap {
+		dead.groups = append(dead.groups, tg)
 	}
 }
 

@@ -2,15 +2,17 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // forgetOriginalParent hands an exiting thread's children to a new reaper
-// (forget_original_parent, B8, B9). It reports whether the rest of the exit
-// is taken care of: either the thread is its namespace's last init thread,
-// in which case the namespace is being zapped and the exit resumes once it
-// is empty, or the thread already became a zombie with its children's move
-// (adoptByNewReaper).
-func (father *Task) forgetOriginalParent() (handled bool) {
+// (forget_original_parent, B8, B9); children it finds dead go on dead. It
+// reports zap when the thread is its namespace's last init thread: the
+// caller zaps the namespace (zapPIDNamespace) and the exit resumes once it
+// is empty. It reports zombie when the thread already became a zombie
+// with its children's move (adoptByNewReaper).
+func (father *Task) forgetOriginalParent(dead *deadList) (zap, zombie bool) {
 	tg := father.tg
 	ns := tg.ns
 	// The process lock guards the children lists of its threads and the
@@ -20,24 +22,23 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 		alive := tg.findAliveThreadLocked()
 		if alive == nil {
 			tg.mu.Unlock()
-			father.zapPIDNamespace()
-			return true
+			return true, false
 		}
 		ns.childReaper.Store(alive) // find_child_reaper
 	}
 	if father.nrChildren.Load() == 0 {
 		father.childrenClosed.Store(true)
 		tg.mu.Unlock()
-		return false
+		return false, false
 	}
 	if alive := tg.findAliveThreadLocked(); alive != nil {
 		moved := tg.moveChildrenWithinLocked(father, alive)
 		tg.mu.Unlock()
 		deliverPdeathSignals(father, moved)
-		return false
+		return false, false
 	}
 	tg.mu.Unlock()
-	return father.adoptByNewReaper()
+	return false, father.adoptByNewReaper(dead)
 }
 
 // adoptByNewReaper moves the children of an exiting thread whose process
@@ -50,18 +51,23 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 // parent woken by an adopted zombie finds the father a zombie too, and
 // reports whichever comes first on its children list.
 //
+// Children the new reaper does not want, and the father if its parent
+// does not, go on dead.
+//
 // +checklocksignore: lockNewReaper returns holding a lock it chooses at
 // run time; lockstat checks the order.
-func (father *Task) adoptByNewReaper() (zombie bool) {
+func (father *Task) adoptByNewReaper(dead *deadList) (zombie bool) {
 	tg := father.tg
-	var moved, dead []*ThreadGroup
+	var moved []*ThreadGroup
 	autoreap, across := false, false
 	if reaper, rtg := father.lockNewReaper(); rtg == tg {
 		moved = tg.moveChildrenWithinLocked(father, reaper)
 		tg.mu.Unlock()
 	} else {
 		across = true
-		moved, dead = moveChildrenAcrossLocked(father, reaper)
+		var unwanted []*ThreadGroup
+		moved, unwanted = moveChildrenAcrossLocked(father, reaper)
+		dead.groups = append(dead.groups, unwanted...)
 		if father == tg.leader.Load() && tg.isChildOf(rtg) && !tg.tracedAway() {
 			zombie = true
 			autoreap = father.becomeZombieLocked(rtg)
@@ -77,11 +83,8 @@ func (father *Task) adoptByNewReaper() (zombie bool) {
 			killOrphanedPgrp(c, tg, nil)
 		}
 	}
-	for _, c := range dead {
-		c.release()
-	}
 	if autoreap {
-		tg.release()
+		dead.groups = append(dead.groups, tg)
 	}
 	return zombie
 }
@@ -267,7 +270,9 @@ func (father *Task) zapPIDNamespace() {
 	}
 	// Allocation is disabled, so this walk sees every task that can still
 	// come to exist: one not yet published is doomed and its clone fails.
+	// A plan's table lock, read, as for the walk of kill(-1).
 	var b exitBatch
+	tg.k.plan.Lock(plan.KillGroup)
 	ns.alloc.Range(func(_ int, p *PID) bool {
 		t := p.task.Load()
 		// An embryo's fields are still being written: decide on its state
@@ -278,6 +283,7 @@ func (father *Task) zapPIDNamespace() {
 		signalFromTask(father, t, int(unix.SIGKILL), &b)
 		return true
 	})
+	tg.k.plan.Unlock(plan.KillGroup)
 	b.run(tg.k)
 	threshold := 1
 	if father != tg.leader.Load() {
@@ -288,7 +294,7 @@ func (father *Task) zapPIDNamespace() {
 		tg.mu.Lock()
 		father.childrenClosed.Store(true)
 		tg.mu.Unlock()
-		father.becomeZombie()
+		father.becomeZombieNow()
 	})
 }
 

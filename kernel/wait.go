@@ -154,7 +154,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			case !ok:
 				continue // the continue went to another waiter: look again
 			case handOff != nil:
-				handOff.handOffTraced()
+				handOff.handOffTracedNow()
 			case reaped != nil:
 				reaped.release()
 			}

@@ -92,6 +92,9 @@ const (
 	PrioProcess
 	PrioPgrp
 	PrioUser
+	// NoSite is where no plan takes the table lock, for code that takes
+	// a site's lock only in some cases.
+	NoSite
 	numSites
 )
 
@@ -100,7 +103,7 @@ var siteNames = [numSites]string{
 	ExitNotify: "exit-notify", Release: "release", PtraceLink: "ptrace-link",
 	PtraceRequest: "ptrace-request", SetPgid: "setpgid", ExecSwap: "exec-swap",
 	WaitScan: "wait-scan", KillGroup: "kill-group", PrioProcess: "prio-process",
-	PrioPgrp: "prio-pgrp", PrioUser: "prio-user",
+	PrioPgrp: "prio-pgrp", PrioUser: "prio-user", NoSite: "none",
 }
 
 func (s Site) String() string {

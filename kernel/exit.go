@@ -204,6 +204,12 @@ type deadList struct {
 
 // release releases everything collected, threads first.
 func (d *deadList) release() {
+	if d.threads != nil || d.groups != nil {
+		d.releaseAll()
+	}
+}
+
+func (d *deadList) releaseAll() {
 	for _, t := range d.threads {
 		t.releaseThread()
 	}
@@ -342,9 +348,24 @@ func (tg *ThreadGroup) release() {
 // after the section (release_task_post in Linux 6.15; seed 004) unless a
 // plan models a Linux that did them inside.
 func (t *Task) endRelease() {
-	p := t.k.plan
-	entropyInside := p.Mode(plan.Release) != plan.None && !p.Has(plan.EntropyOutsideLock)
-	pidInside := p.Mode(plan.Release) != plan.None && !p.Has(plan.FreePIDOutsideLock)
+	if p := t.k.plan; p != nil && p.Mode(plan.Release) != plan.None {
+		t.endReleaseSection(p)
+		return
+	}
+	// feedEntropy, dropCharges and freePID, written out: this is every
+	// release's path under tasklist's own locking.
+	t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started))
+	t.dropCharges()
+	pid := t.pid.Load()
+	pid.task.CompareAndSwap(t, nil)
+	pid.put()
+}
+
+// endReleaseSection is endRelease under a plan that takes its table lock
+// in release_task.
+func (t *Task) endReleaseSection(p *plan.Plan) {
+	entropyInside := !p.Has(plan.EntropyOutsideLock)
+	pidInside := !p.Has(plan.FreePIDOutsideLock)
 	if entropyInside {
 		t.feedEntropy()
 	}
@@ -355,10 +376,7 @@ func (t *Task) endRelease() {
 	if !entropyInside {
 		t.feedEntropy()
 	}
-	t.leaveUser()
-	if t.k.cfg.ThreadLimit > 0 {
-		t.k.nrThreads.Add(-1)
-	}
+	t.dropCharges()
 	if !pidInside {
 		t.freePID()
 	}
@@ -368,11 +386,21 @@ func (t *Task) endRelease() {
 // (add_device_randomness).
 func (t *Task) feedEntropy() { t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started)) }
 
+// dropCharges takes the task off its user's list and count and out of
+// the thread count.
+func (t *Task) dropCharges() {
+	t.leaveUser()
+	if t.k.cfg.ThreadLimit > 0 {
+		t.k.nrThreads.Add(-1)
+	}
+}
+
 // freePID unhashes the task from its pid and drops its reference
 // (free_pid once the last reference is gone).
 func (t *Task) freePID() {
-	t.pid.Load().task.CompareAndSwap(t, nil)
-	t.pid.Load().put()
+	p := t.pid.Load()
+	p.task.CompareAndSwap(t, nil)
+	p.put()
 }
 
 // notifyParent is do_notify_parent for a process whose leader is a zombie

@@ -111,6 +111,7 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // runs before the restart would.
 func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResult, error) {
 	tg := t.tg
+	p := t.k.plan
 	t.arm() // the whole call is interruptible, its scans included
 	defer t.disarm()
 	sig := 0            // an interrupting signal taken and not yet acted on
@@ -122,14 +123,17 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		// The process lock guards its children lists and ready lists, and
 		// a claim under it is exclusive (C9); a plan's table lock comes
 		// first (do_wait scans under tasklist_lock).
-		tg.lockForWait()
+		p.Lock(plan.WaitScan)
+		tg.mu.Lock()
 		if t.killPending {
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			return WaitResult{}, unix.EINTR
 		}
 		if resume := t.stopWaitLocked(); resume != nil {
 			// A stopped process makes no progress until continued.
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			s, err := t.sleepIntr(ctx, resume)
 			if err != nil {
 				return WaitResult{}, err
@@ -141,7 +145,8 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		if outForStop {
 			outForStop = false
 			if sig != 0 && !t.waitRestarts(sig) {
-				tg.unlockForWait()
+				tg.mu.Unlock()
+				p.Unlock(plan.WaitScan)
 				return WaitResult{}, unix.EINTR
 			}
 			sig = 0 // restarted
@@ -149,7 +154,8 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		c, exited, tracee := t.findReadyLocked(sel, opts)
 		if tracee != nil {
 			res, handOff, reaped, ok := t.reportTraceeLocked(tracee, opts)
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			switch {
 			case !ok:
 				continue // the continue went to another waiter: look again
@@ -162,7 +168,8 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		if c != nil && !exited {
 			res, ok := t.reportJobLocked(c, opts)
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			if !ok {
 				continue // the event went away meanwhile: look again
 			}
@@ -174,53 +181,41 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			if claimed {
 				tg.claimZombieLocked(c)
 			}
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			if claimed {
 				c.release()
 			}
 			return res, nil
 		}
 		if !t.anyEligibleLocked(sel, opts) && !t.anyTraceeLocked(sel, opts) {
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			return WaitResult{}, unix.ECHILD
 		}
 		if opts&unix.WNOHANG != 0 {
-			tg.unlockForWait()
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
 			return WaitResult{}, nil
 		}
 		if sig != 0 {
 			// -ERESTARTSYS: nothing to report and a signal pending.
 			if !t.waitRestarts(sig) {
-				tg.unlockForWait()
+				tg.mu.Unlock()
+				p.Unlock(plan.WaitScan)
 				return WaitResult{}, unix.EINTR
 			}
 			sig = 0
 		}
 		wake := tg.waitChanLocked()
-		tg.unlockForWait()
+		tg.mu.Unlock()
+		p.Unlock(plan.WaitScan)
 		s, err := t.sleepIntr(ctx, wake)
 		if err != nil {
 			return WaitResult{}, err
 		}
 		sig = s
 	}
-}
-
-// lockForWait takes what one scan of do_wait holds: a plan's table lock,
-// where the plan takes one, and the process lock.
-//
-// +checklocksacquire:tg.mu
-func (tg *ThreadGroup) lockForWait() {
-	tg.k.plan.Lock(plan.WaitScan)
-	tg.mu.Lock()
-}
-
-// unlockForWait releases what lockForWait took.
-//
-// +checklocksrelease:tg.mu
-func (tg *ThreadGroup) unlockForWait() {
-	tg.mu.Unlock()
-	tg.k.plan.Unlock(plan.WaitScan)
 }
 
 // firstSignal keeps the first interrupting signal a call took, unless it

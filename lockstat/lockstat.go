@@ -51,8 +51,16 @@ type Class struct {
 	// after holds the recorded edges from this class; guarded by graphMu.
 	after map[*Class]*edge
 
-	nextStripe atomic.Uint32
-	stripes    [numStripes]stripe
+	// generation counts ResetStats calls, so that a lock's own hold total
+	// restarts after one; hottest is the largest such total of any lock of
+	// the class since the last reset, in nanoseconds. Every release of the
+	// hottest lock writes hottest, so the two sit on a line of their own.
+	_          [64]byte
+	generation atomic.Uint32
+	hottest    atomic.Uint64
+	_          [64]byte
+
+	stripes [numStripes]stripe
 }
 
 var (
@@ -89,25 +97,21 @@ func Classes() []*Class {
 // lockState is the part of a lock that the checker and the statistics use.
 // Its address identifies the lock instance.
 type lockState struct {
-	class  *Class
-	key    uint64
-	stripe uint8
+	class *Class
+	key   uint64
 
 	// owner is the goroutine whose held list records the exclusive hold,
 	// or 0 when the holder is not tracked; since is when the exclusive hold
-	// began if statistics were on, or 0. Both are written only by the
-	// exclusive holder and read by the goroutine releasing the lock, which
-	// the sync.Mutex orders after it.
+	// began if statistics were on, or 0; held is the lock's own exclusive
+	// hold total (see recordHold). All are written only by the exclusive
+	// holder and read by the goroutine releasing the lock, which the
+	// sync.Mutex orders after it.
 	owner int64
 	since int64
+	held  uint64
 }
 
-func (s *lockState) init(c *Class, key uint64) {
-	s.class, s.key = c, key
-	if c != nil {
-		s.stripe = uint8(c.nextStripe.Add(1) % numStripes)
-	}
-}
+func (s *lockState) init(c *Class, key uint64) { s.class, s.key = c, key }
 
 // active reports whether acquisitions of s need more than the bare lock,
 // and with which features.
@@ -136,7 +140,7 @@ func (s *lockState) trackTry(f uint32) {
 		g = goid()
 	}
 	if f&modeStats != 0 {
-		s.slot().acquisitions.Add(1)
+		s.slot().modes[exclusive].acquisitions.Add(1)
 	}
 	s.acquired(f, g)
 }
@@ -174,7 +178,7 @@ func (m *Mutex) Lock() {
 		g = checkAcquire(&m.st, false)
 	}
 	if f&modeStats != 0 {
-		m.st.timedLock(&m.mu)
+		m.st.timedLock(&m.mu, exclusive)
 	} else {
 		m.mu.Lock()
 	}
@@ -229,6 +233,10 @@ type RWMutex struct {
 	// readers counts the read holds on held lists, so that RUnlock skips
 	// the checker when there are none.
 	readers atomic.Int32
+
+	// occupancy times the intervals during which rw is read-held: see
+	// beginRead. It is 0 while no timed read hold is outstanding.
+	occupancy atomic.Uint64
 }
 
 // Init sets rw's class and its order key among locks of the same class (see
@@ -252,7 +260,7 @@ func (rw *RWMutex) Lock() {
 		g = checkAcquire(&rw.st, false)
 	}
 	if f&modeStats != 0 {
-		rw.st.timedLock(&rw.rw)
+		rw.st.timedLock(&rw.rw, exclusive)
 	} else {
 		rw.rw.Lock()
 	}
@@ -284,8 +292,9 @@ func (rw *RWMutex) Unlock() {
 }
 
 // RLock acquires rw for reading. Violations are reported before blocking.
-// Statistics count read acquisitions, contention and wait time, but not hold
-// time: read holds overlap and a reader's release cannot tell when it began.
+// Statistics count read acquisitions, contention and wait time, and time the
+// intervals during which at least one reader holds rw rather than each read
+// hold: a reader's release cannot tell when its own hold began.
 //
 // +checklocksignore
 func (rw *RWMutex) RLock() {
@@ -299,7 +308,8 @@ func (rw *RWMutex) RLock() {
 		g = checkAcquire(&rw.st, true)
 	}
 	if f&modeStats != 0 {
-		rw.st.timedLock((*readLocker)(&rw.rw))
+		rw.st.timedLock((*readLocker)(&rw.rw), shared)
+		rw.beginRead()
 	} else {
 		rw.rw.RLock()
 	}
@@ -315,6 +325,9 @@ func (rw *RWMutex) RLock() {
 func (rw *RWMutex) RUnlock() {
 	if rw.readers.Load() != 0 && releaseRead(&rw.st) {
 		rw.readers.Add(-1)
+	}
+	if rw.occupancy.Load() != 0 {
+		rw.endRead()
 	}
 	rw.rw.RUnlock()
 }

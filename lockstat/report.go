@@ -78,12 +78,12 @@ func (t Timing) Avg() time.Duration {
 // Delta returns the statistics of the activity between prev and s, two
 // readings of one class with no [ResetStats] in between. Counts, totals and
 // histograms are exact. A Min or Max that moved between the readings is
-// exact; one that did not is bounded by the histogram instead: Min is then
-// a lower bound and Max an upper bound, within a factor of two of the true
-// value. HottestHold is s's minus prev's: a lower bound, exact when one
-// lock of the class was the hottest at both readings (always, for a class
-// with a single lock). Reset the statistics before a phase to measure it
-// exactly.
+// exact; one that did not is bounded by the histogram bucket that holds
+// the true value: Min is then the bucket's lower end and Max its upper end,
+// unless the overall Min or Max is tighter. HottestHold is s's minus
+// prev's, a lower bound on the phase's hottest lock total that is exact for
+// a class with a single lock. Reset the statistics before a phase to
+// measure all of it exactly.
 func (s ClassStats) Delta(prev ClassStats) ClassStats {
 	d := s
 	d.Write = s.Write.delta(prev.Write)
@@ -189,8 +189,8 @@ func RunSerialFraction(stats []ClassStats, workerTime time.Duration) (float64, s
 	return best, name
 }
 
-// The table's columns, named as /proc/lock_stat names them; the last three
-// are printed only for a positive worker time.
+// The table's columns: /proc/lock_stat's, less its bounce counts, and
+// those of the serial bound, printed only for a positive worker time.
 var (
 	lockStatColumns = []string{"contentions", "waittime-min", "waittime-max", "waittime-total", "waittime-avg",
 		"acquisitions", "holdtime-min", "holdtime-max", "holdtime-total", "holdtime-avg"}
@@ -205,7 +205,7 @@ var (
 // total worker time, is positive, each line adds the hottest lock's hold
 // time and the serial and wait fractions ("-" where a column does not apply
 // to read holds), and a last line gives the run's serial fraction and the
-// speedup bound it implies. It returns the first write error.
+// speedup bound it implies. It returns the error of writing to w.
 func WriteTable(w io.Writer, stats []ClassStats, workerTime time.Duration) error {
 	cols := lockStatColumns
 	if workerTime > 0 {

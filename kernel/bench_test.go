@@ -102,18 +102,25 @@ func forkExitWait(w *kernel.Task) error {
 
 // BenchmarkForkExitWait is the fork-exit workload (AIM7 fork_test): each
 // worker is a process of its own under init and runs
-// clone(SIGCHLD)+exit+wait4 cycles. ns/op is per cycle.
+// clone(SIGCHLD)+exit+wait4 cycles. ns/op is per cycle. The lockstat
+// variant runs with lock statistics on, to show what they cost against
+// the run beside it.
 func BenchmarkForkExitWait(b *testing.B) {
 	prev := lockstat.SetChecking(false)
 	defer lockstat.SetChecking(prev)
-	for _, workers := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	for _, variant := range []struct {
+		name     string
+		workers  int
+		lockstat bool
+	}{{"workers=1", 1, false}, {"workers=1/lockstat", 1, true}, {"workers=2", 2, false}} {
+		b.Run(variant.name, func(b *testing.B) {
+			defer lockstat.SetStats(lockstat.SetStats(variant.lockstat))
 			k := benchKernel(b, kernel.Config{})
-			ws := make([]*kernel.Task, workers)
+			ws := make([]*kernel.Task, variant.workers)
 			for i := range ws {
 				ws[i] = fork(b, k.Init())
 			}
-			runWorkers(b, workers, func(w int) error { return forkExitWait(ws[w]) })
+			runWorkers(b, variant.workers, func(w int) error { return forkExitWait(ws[w]) })
 		})
 	}
 }

@@ -58,13 +58,14 @@ func (ns *Namespace) semctlStat(c Caller, id int, buf *SemidDS) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if !s.perm.Load().allows(&c.Creds, 0o444) {
+	read, ok := s.access(&c.Creds, 0o444)
+	if !ok {
 		return -1, unix.EACCES
 	}
 	s.lockAll()
-	if s.deleted.Load() {
+	if errno := s.checkLocked(read, &c.Creds, 0o444); errno != 0 {
 		s.unlockAll()
-		return -1, unix.EIDRM
+		return -1, errno
 	}
 	p := s.perm.Load()
 	ds := SemidDS{
@@ -86,7 +87,11 @@ func (ns *Namespace) semctlStat(c Caller, id int, buf *SemidDS) (int, error) {
 	return 0, nil
 }
 
-// semctlMain mirrors semctl_main.
+// semctlMain mirrors semctl_main. The checks that follow the permission
+// check (the array, its values, semnum) are made under the set lock, after
+// it, so that their order is Linux's whether the permission check runs
+// before the lock or under it (PermUnderLock); they read only the
+// arguments and the set's size, which never changes.
 func (ns *Namespace) semctlMain(c Caller, id, semnum, cmd int, array []uint16) (int, error) {
 	s, err := ns.obtain(id)
 	if err != nil {
@@ -96,25 +101,25 @@ func (ns *Namespace) semctlMain(c Caller, id, semnum, cmd int, array []uint16) (
 	if cmd == SETALL {
 		want = 0o222
 	}
-	if !s.perm.Load().allows(&c.Creds, want) {
+	read, ok := s.access(&c.Creds, want)
+	if !ok {
 		return -1, unix.EACCES
+	}
+	var wq wakeQ
+	// Wake after the set lock is released; the closure sees the final queue.
+	defer func() { wq.wake() }()
+	s.lockAll()
+	defer s.unlockAll()
+	if errno := s.checkLocked(read, &c.Creds, want); errno != 0 {
+		return -1, errno
 	}
 	switch cmd {
 	case GETALL:
-		s.lockAll()
-		if s.deleted.Load() {
-			s.unlockAll()
-			return -1, unix.EIDRM
-		}
-		short := len(array) < s.nsems
-		if !short {
-			for i := range s.sems {
-				array[i] = uint16(s.sems[i].val)
-			}
-		}
-		s.unlockAll()
-		if short {
+		if len(array) < s.nsems {
 			return -1, unix.EFAULT
+		}
+		for i := range s.sems {
+			array[i] = uint16(s.sems[i].val)
 		}
 		return 0, nil
 	case SETALL:
@@ -126,12 +131,6 @@ func (ns *Namespace) semctlMain(c Caller, id, semnum, cmd int, array []uint16) (
 				return -1, unix.ERANGE
 			}
 		}
-		var wq wakeQ
-		s.lockAll()
-		if s.deleted.Load() {
-			s.unlockAll()
-			return -1, unix.EIDRM
-		}
 		for i := range s.sems {
 			s.sems[i].val = int32(array[i])
 			s.sems[i].pid = c.PID
@@ -141,17 +140,10 @@ func (ns *Namespace) semctlMain(c Caller, id, semnum, cmd int, array []uint16) (
 		}
 		s.ctime = now()
 		s.doSmartUpdateLocked(nil, false, true, &wq)
-		s.unlockAll()
-		wq.wake()
 		return 0, nil
 	}
 	if semnum < 0 || semnum >= s.nsems {
 		return -1, unix.EINVAL
-	}
-	s.lockAll()
-	defer s.unlockAll()
-	if s.deleted.Load() {
-		return -1, unix.EIDRM
 	}
 	sm := &s.sems[semnum]
 	switch cmd {
@@ -217,14 +209,15 @@ func (ns *Namespace) semctlSetval(c Caller, id, semnum, val int) (int, error) {
 	if semnum < 0 || semnum >= s.nsems {
 		return -1, unix.EINVAL
 	}
-	if !s.perm.Load().allows(&c.Creds, 0o222) {
+	read, ok := s.access(&c.Creds, 0o222)
+	if !ok {
 		return -1, unix.EACCES
 	}
 	var wq wakeQ
 	s.lockAll()
-	if s.deleted.Load() {
+	if errno := s.checkLocked(read, &c.Creds, 0o222); errno != 0 {
 		s.unlockAll()
-		return -1, unix.EIDRM
+		return -1, errno
 	}
 	for un := range s.undos {
 		un.adj[semnum] = 0
@@ -249,12 +242,18 @@ func (ns *Namespace) semctlDown(c Caller, id, cmd int, in IPCPerm) (int, error) 
 	if err != nil {
 		return -1, err
 	}
+	// Namespace.mu keeps the set and its permissions as they are, so the
+	// ownership check gives the same answer before the set lock or under
+	// it (ipcctl_pre_down before seed 003, PermUnderLock).
 	p := s.perm.Load()
-	if !p.mayControl(&c.Creds) {
+	if !s.lk.PermUnderLock && !p.mayControl(&c.Creds) {
 		return -1, unix.EPERM
 	}
 	s.lockAll()
 	defer s.unlockAll()
+	if s.lk.PermUnderLock && !p.mayControl(&c.Creds) {
+		return -1, unix.EPERM
+	}
 	if cmd == unix.IPC_RMID {
 		ns.rmidLocked(s, &wq)
 		return 0, nil

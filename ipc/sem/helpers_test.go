@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // tpid is a pid with one number per named pid namespace.
@@ -33,7 +35,30 @@ func userCaller(uid, gid uint32, groups ...uint32) Caller {
 	return Caller{PID: newPID(), Creds: Creds{EUID: uid, EGID: gid, Groups: groups}, Undo: NewUndoList()}
 }
 
-func newNS() *Namespace { return NewNamespace(DefaultLimits()) }
+// design is a locking design, named by what it turns on.
+type design struct {
+	name string
+	lk   plan.SemLocking
+}
+
+// lockings are the locking designs of the safe plans (package plan).
+var lockings = []design{
+	{"fine", plan.SemLocking{}},
+	{"setlock+permlock", plan.SemLocking{SetLockOnly: true, PermUnderLock: true}},
+	{"setlock", plan.SemLocking{SetLockOnly: true}},
+	{"setlock+permlock+wakeall", plan.SemLocking{SetLockOnly: true, PermUnderLock: true, WakeAll: true}},
+	{"setlock+wakeall", plan.SemLocking{SetLockOnly: true, WakeAll: true}},
+}
+
+// eachLocking runs test under every locking design of lockings, one
+// subtest each: every design must give the same results.
+func eachLocking(t *testing.T, test func(t *testing.T, lk plan.SemLocking)) {
+	for _, m := range lockings {
+		t.Run(m.name, func(t *testing.T) { test(t, m.lk) })
+	}
+}
+
+func newNS(lk plan.SemLocking) *Namespace { return NewNamespaceLocking(DefaultLimits(), lk) }
 
 func mustGet(t *testing.T, ns *Namespace, c Caller, key int32, nsems, flags int) int {
 	t.Helper()

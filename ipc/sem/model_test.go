@@ -12,6 +12,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // The porcupine model of one set: modelSems semaphores and the undo
@@ -136,16 +138,18 @@ func randomOps(r *rand.Rand, nowait bool) []Sembuf {
 // and checks with porcupine that they are linearizable with respect to the
 // sequential model: all-or-nothing operations, values, ERANGE, undo
 // adjustments and exits, and sleepers completed only when they can proceed.
-func TestModelLinearizable(t *testing.T) {
+func TestModelLinearizable(t *testing.T) { eachLocking(t, testModelLinearizable) }
+
+func testModelLinearizable(t *testing.T, lk plan.SemLocking) {
 	for seed := range uint64(6) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkHistory(t, seed) })
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { checkHistory(t, lk, seed) })
 	}
 }
 
-func checkHistory(t *testing.T, seed uint64) {
+func checkHistory(t *testing.T, lk plan.SemLocking, seed uint64) {
 	l := DefaultLimits()
 	l.SEMVMX, l.SEMAEM = modelVMX, modelAEM
-	ns := NewNamespace(l)
+	ns := NewNamespaceLocking(l, lk)
 	root := rootCaller()
 	id := mustGet(t, ns, root, unix.IPC_PRIVATE, modelSems, 0o600)
 

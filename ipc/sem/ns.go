@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tasklist/lockstat"
+	"tasklist/plan"
 )
 
 var (
@@ -26,7 +27,9 @@ const minCycle = 64
 // concurrent use.
 type Namespace struct {
 	limits Limits
-	ids    idTable
+	// locking is the namespace's locking design; every set copies it.
+	locking plan.SemLocking
+	ids     idTable
 
 	mu lockstat.Mutex
 	// keys maps a public key to its set.
@@ -47,22 +50,37 @@ type Namespace struct {
 	nextIdx int
 }
 
-// NewNamespace returns an empty namespace with the given limits. It panics
-// if a limit is negative or above what Linux allows (SEMMNI 32768, SEMVMX
-// and SEMAEM 32767).
-func NewNamespace(l Limits) *Namespace {
+// NewNamespace returns an empty namespace with the given limits and
+// tasklist's own locking (the zero plan.SemLocking). It panics if a limit
+// is negative or above what Linux allows (SEMMNI 32768, SEMVMX and SEMAEM
+// 32767).
+func NewNamespace(l Limits) *Namespace { return NewNamespaceLocking(l, plan.SemLocking{}) }
+
+// NewNamespaceLocking is [NewNamespace] with the locking design lk (see
+// the package documentation, "Locking designs"). Every design gives the
+// same results. It panics, besides, if lk has WakeAll without
+// SetLockOnly (waking every sleeper needs the lock over all the set's
+// queues) or NoRevalidate with PermUnderLock (a check made under the lock
+// has nothing to revalidate).
+func NewNamespaceLocking(l Limits, lk plan.SemLocking) *Namespace {
 	if l.SEMMSL < 0 || l.SEMMNS < 0 || l.SEMOPM < 0 || l.SEMMNI < 0 || l.SEMMNI > ipcmni ||
 		l.SEMVMX < 0 || l.SEMVMX > 32767 || l.SEMAEM < 0 || l.SEMAEM > 32767 {
 		panic(fmt.Sprintf("sem: invalid limits %+v", l))
 	}
+	if lk.WakeAll && !lk.SetLockOnly || lk.NoRevalidate && lk.PermUnderLock {
+		panic(fmt.Sprintf("sem: invalid locking %+v", lk))
+	}
 	startClock.Do(tick)
-	ns := &Namespace{limits: l, keys: make(map[int32]*Set), lastIdx: -1}
+	ns := &Namespace{limits: l, locking: lk, keys: make(map[int32]*Set), lastIdx: -1}
 	ns.mu.Init(namespaceClass, 0)
 	return ns
 }
 
 // Limits returns the namespace's limits.
 func (ns *Namespace) Limits() Limits { return ns.limits }
+
+// Locking returns the namespace's locking design.
+func (ns *Namespace) Locking() plan.SemLocking { return ns.locking }
 
 // Semget returns the id of the set with the given key, creating it if key
 // is IPC_PRIVATE or if flags has IPC_CREAT and no set has the key (ksys_semget,

@@ -4,10 +4,14 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
-func TestH15SemctlErrorOrder(t *testing.T) {
-	ns := newNS()
+func TestH15SemctlErrorOrder(t *testing.T) { eachLocking(t, testH15SemctlErrorOrder) }
+
+func testH15SemctlErrorOrder(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	root := rootCaller()
 	id := mustGet(t, ns, root, unix.IPC_PRIVATE, 2, 0o600)
 	user := userCaller(1000, 1000)
@@ -48,8 +52,10 @@ func TestH15SemctlErrorOrder(t *testing.T) {
 	}
 }
 
-func TestH16IPCSet(t *testing.T) {
-	ns := newNS()
+func TestH16IPCSet(t *testing.T) { eachLocking(t, testH16IPCSet) }
+
+func testH16IPCSet(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	owner := userCaller(1000, 1000)
 	id := mustGet(t, ns, owner, 0x40, 1, unix.IPC_CREAT|0o600)
 	mustCtl(t, ns, owner, id, 0, unix.IPC_SET, Semun{Buf: &SemidDS{Perm: IPCPerm{UID: 2000, GID: 3000, Mode: 0xffff, CUID: 7}}})
@@ -68,8 +74,10 @@ func TestH16IPCSet(t *testing.T) {
 	wantErr(t, "second IPC_RMID", err, unix.EINVAL)
 }
 
-func TestH17GetpidSeenByCaller(t *testing.T) {
-	ns := newNS()
+func TestH17GetpidSeenByCaller(t *testing.T) { eachLocking(t, testH17GetpidSeenByCaller) }
+
+func testH17GetpidSeenByCaller(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	root := rootCaller()
 	id := mustGet(t, ns, root, unix.IPC_PRIVATE, 1, 0o666)
 	if p := mustCtl(t, ns, root, id, 0, GETPID, Semun{}); p != 0 {
@@ -89,8 +97,10 @@ func TestH17GetpidSeenByCaller(t *testing.T) {
 	}
 }
 
-func TestH18CountsByBlockingOp(t *testing.T) {
-	ns := newNS()
+func TestH18CountsByBlockingOp(t *testing.T) { eachLocking(t, testH18CountsByBlockingOp) }
+
+func testH18CountsByBlockingOp(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 3, 0o600)
 	ctx := t.Context()
@@ -115,8 +125,10 @@ func TestH18CountsByBlockingOp(t *testing.T) {
 	wantErr(t, "b", result(t, b), nil)
 }
 
-func TestH12Undo(t *testing.T) {
-	ns := newNS()
+func TestH12Undo(t *testing.T) { eachLocking(t, testH12Undo) }
+
+func testH12Undo(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	root := rootCaller()
 	id := mustGet(t, ns, root, unix.IPC_PRIVATE, 2, 0o600)
 	ctx := t.Context()

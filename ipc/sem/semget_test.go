@@ -4,10 +4,14 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
-func TestH1NsemsRange(t *testing.T) {
-	ns := newNS()
+func TestH1NsemsRange(t *testing.T) { eachLocking(t, testH1NsemsRange) }
+
+func testH1NsemsRange(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	for _, n := range []int{-1, 32001} {
 		// Checked before the key lookup: a missing key still gives EINVAL.
@@ -16,10 +20,12 @@ func TestH1NsemsRange(t *testing.T) {
 	}
 }
 
-func TestH2Create(t *testing.T) {
+func TestH2Create(t *testing.T) { eachLocking(t, testH2Create) }
+
+func testH2Create(t *testing.T, lk plan.SemLocking) {
 	l := DefaultLimits()
 	l.SEMMNS, l.SEMMNI = 5, 2
-	ns := NewNamespace(l)
+	ns := NewNamespaceLocking(l, lk)
 	c := rootCaller()
 	a := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
 	b := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
@@ -40,8 +46,10 @@ func TestH2Create(t *testing.T) {
 	mustGet(t, ns, c, 0x10, 4, unix.IPC_CREAT)
 }
 
-func TestH3ExistingKey(t *testing.T) {
-	ns := newNS()
+func TestH3ExistingKey(t *testing.T) { eachLocking(t, testH3ExistingKey) }
+
+func testH3ExistingKey(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	owner := userCaller(1000, 1000)
 	id := mustGet(t, ns, owner, 0x20, 2, unix.IPC_CREAT|0o640)
 	_, err := ns.Semget(owner, 0x20, 3, unix.IPC_CREAT|unix.IPC_EXCL|0o600)
@@ -61,8 +69,10 @@ func TestH3ExistingKey(t *testing.T) {
 	}
 }
 
-func TestH4NewSet(t *testing.T) {
-	ns := newNS()
+func TestH4NewSet(t *testing.T) { eachLocking(t, testH4NewSet) }
+
+func testH4NewSet(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := userCaller(1000, 100)
 	id := mustGet(t, ns, c, 0x30, 3, unix.IPC_CREAT|unix.IPC_EXCL|0o7640)
 	var ds SemidDS
@@ -78,8 +88,10 @@ func TestH4NewSet(t *testing.T) {
 	}
 }
 
-func TestH5Ids(t *testing.T) {
-	ns := newNS()
+func TestH5Ids(t *testing.T) { eachLocking(t, testH5Ids) }
+
+func testH5Ids(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	a := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
 	b := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
@@ -110,8 +122,10 @@ func TestH5Ids(t *testing.T) {
 	wantErr(t, "semop with a wrong seq", err, unix.EINVAL)
 }
 
-func TestH6Ipcperms(t *testing.T) {
-	ns := newNS()
+func TestH6Ipcperms(t *testing.T) { eachLocking(t, testH6Ipcperms) }
+
+func testH6Ipcperms(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	creator := userCaller(1000, 100)
 	id := mustGet(t, ns, creator, unix.IPC_PRIVATE, 1, 0o046)
 	ctx := t.Context()

@@ -92,6 +92,8 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 	if err != nil {
 		return err
 	}
+	// The size never changes, so checking it before the lock gives the
+	// answer Linux gave under it before seed 003.
 	if maxNum >= s.nsems {
 		return unix.EFBIG
 	}
@@ -99,19 +101,22 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 	if alter {
 		want = 0o222
 	}
-	p := s.perm.Load()
-	if !p.allows(&c.Creds, want) {
-		return unix.EACCES
+	// access and checkLocked, written out: they are too big to inline,
+	// and this is the path seed 003 measured.
+	var read *perm
+	if !s.lk.PermUnderLock {
+		read = s.perm.Load()
+		if !read.allows(&c.Creds, want) {
+			return unix.EACCES
+		}
 	}
 
 	locknum := s.lock(ops)
-	if s.deleted.Load() {
-		s.unlock(locknum)
-		return unix.EIDRM
-	}
-	if q := s.perm.Load(); q != p && !q.allows(&c.Creds, want) {
-		s.unlock(locknum)
-		return unix.EACCES
+	if s.perm.Load() != read || s.deleted.Load() {
+		if errno := s.recheckLocked(&c.Creds, want); errno != 0 {
+			s.unlock(locknum)
+			return errno
+		}
 	}
 	at, errno := s.performLocked(ops, un, c.PID)
 	if at == done {
@@ -128,6 +133,13 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 	if errno != 0 {
 		s.unlock(locknum)
 		return errno
+	}
+	if s.lk.NoRevalidate && s.deleted.Load() {
+		// The call is on a set removed since its lookup. Nothing would
+		// ever wake it there, so it fails as IPC_RMID would have failed
+		// it: the toggle's race gives wrong answers, never a hang.
+		s.unlock(locknum)
+		return unix.EIDRM
 	}
 
 	w := &waiter{
@@ -189,11 +201,18 @@ func (s *Set) sleep(ctx context.Context, sl Sleeper, w *waiter, deadline time.Ti
 	if sl != nil {
 		interrupt = sl.Sleeping(func() bool { return w.status.Load() == statusPending })
 	}
-	select {
-	case <-w.wake:
-	case <-ctx.Done():
-	case <-expired:
-	case <-interrupt:
+	for again := true; again; {
+		again = false
+		select {
+		case <-w.wake:
+			// Under WakeAll a waker also wakes the sleepers it did not
+			// complete; such a sleeper looks under the lock and sleeps
+			// again. Otherwise a wake-up always comes with an outcome.
+			again = s.stillPending(w)
+		case <-ctx.Done():
+		case <-expired:
+		case <-interrupt:
+		}
 	}
 	if sl != nil {
 		sl.Awake()
@@ -212,6 +231,21 @@ func (s *Set) sleep(ctx context.Context, sl Sleeper, w *waiter, deadline time.Ti
 		return unix.EAGAIN
 	}
 	return unix.EINTR
+}
+
+// stillPending is a woken sleeper's look at its outcome, made under the
+// lock that guards its queue when no outcome is visible yet (gVisor's
+// sleeper retaking the set lock to retry). It reports whether no waker has
+// decided w's outcome.
+//
+// +checklocksignore: lock decides at run time which lock it holds.
+func (s *Set) stillPending(w *waiter) bool {
+	if w.status.Load() != statusPending {
+		return false
+	}
+	locknum := s.lock(w.ops)
+	defer s.unlock(locknum)
+	return w.status.Load() == statusPending
 }
 
 func errnoOf(status int32) error {
@@ -280,7 +314,8 @@ func (s *Set) revertLocked(applied []Sembuf, un *undo) {
 // doSmartUpdateLocked mirrors do_smart_update: after ops (nil: any semaphore)
 // changed the set, complete the sleepers that can now proceed. global
 // reports whether the set lock is held; without it the set's queues are
-// empty (see the package documentation) and are skipped.
+// empty (see the package documentation) and are skipped. Under WakeAll
+// every sleeper left queued is woken as well, to look again.
 //
 // Preconditions: the set is locked for ops.
 //
@@ -307,6 +342,9 @@ func (s *Set) doSmartUpdateLocked(ops []Sembuf, otime, global bool, wq *wakeQ) {
 	}
 	if otime {
 		s.setOtimeLocked(ops)
+	}
+	if s.lk.WakeAll {
+		s.nudgeAllLocked(wq) // WakeAll implies SetLockOnly: global is true
 	}
 }
 

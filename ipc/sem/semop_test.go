@@ -6,10 +6,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
-func TestH7SemopErrorOrder(t *testing.T) {
-	ns := newNS()
+func TestH7SemopErrorOrder(t *testing.T) { eachLocking(t, testH7SemopErrorOrder) }
+
+func testH7SemopErrorOrder(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	root := rootCaller()
 	id := mustGet(t, ns, root, unix.IPC_PRIVATE, 2, 0o600)
 	user := userCaller(1000, 1000)
@@ -47,8 +51,10 @@ func TestH7SemopErrorOrder(t *testing.T) {
 	// TestStress provokes such races, TestH10 covers sleepers.
 }
 
-func TestH8AllOrNothing(t *testing.T) {
-	ns := newNS()
+func TestH8AllOrNothing(t *testing.T) { eachLocking(t, testH8AllOrNothing) }
+
+func testH8AllOrNothing(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 3, 0o600)
 	ctx := t.Context()
@@ -75,10 +81,19 @@ func TestH8AllOrNothing(t *testing.T) {
 			t.Errorf("GETPID %d = %d, want %d", i, got, want.NrSeenBy(c.PID))
 		}
 	}
+}
 
+// TestH8UndoRange checks the adjustment's range at Linux's default SEMAEM:
+// arithmetic that every locking design shares, so it runs under one (its
+// 65536 calls are slow with lock checking on).
+func TestH8UndoRange(t *testing.T) {
+	ns := NewNamespace(DefaultLimits())
+	c := rootCaller()
+	ctx := t.Context()
 	// SEM_UNDO: the adjustment must stay within [-32768, 32767].
 	u := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
 	n := 0
+	var err error
 	for ; n < 40000; n++ {
 		if err = ns.Semop(ctx, c, u, []Sembuf{op(0, 1, SEM_UNDO)}); err != nil {
 			break
@@ -93,8 +108,10 @@ func TestH8AllOrNothing(t *testing.T) {
 	wantErr(t, "undo range", err, unix.ERANGE)
 }
 
-func TestH9FirstBlockingOpDecides(t *testing.T) {
-	ns := newNS()
+func TestH9FirstBlockingOpDecides(t *testing.T) { eachLocking(t, testH9FirstBlockingOpDecides) }
+
+func testH9FirstBlockingOpDecides(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
 	ctx, cancel := context.WithCancel(t.Context())
@@ -113,8 +130,10 @@ func TestH9FirstBlockingOpDecides(t *testing.T) {
 	}
 }
 
-func TestH10SleepersCompletedByWaker(t *testing.T) {
-	ns := newNS()
+func TestH10SleepersCompletedByWaker(t *testing.T) { eachLocking(t, testH10SleepersCompletedByWaker) }
+
+func testH10SleepersCompletedByWaker(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
 	ctx := t.Context()
@@ -162,8 +181,10 @@ func TestH10SleepersCompletedByWaker(t *testing.T) {
 	}
 }
 
-func TestH11NoStarvationProtection(t *testing.T) {
-	ns := newNS()
+func TestH11NoStarvationProtection(t *testing.T) { eachLocking(t, testH11NoStarvationProtection) }
+
+func testH11NoStarvationProtection(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
 	ctx := t.Context()
@@ -179,8 +200,10 @@ func TestH11NoStarvationProtection(t *testing.T) {
 	wantErr(t, "older sleeper", result(t, ch), nil)
 }
 
-func TestH13FIFOAndZeroWaiters(t *testing.T) {
-	ns := newNS()
+func TestH13FIFOAndZeroWaiters(t *testing.T) { eachLocking(t, testH13FIFOAndZeroWaiters) }
+
+func testH13FIFOAndZeroWaiters(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
 	ctx := t.Context()
@@ -213,8 +236,10 @@ func TestH13FIFOAndZeroWaiters(t *testing.T) {
 
 // TestH13ComplexFIFO checks that a complex sleeper queued before a
 // single-op one is served first when both could proceed.
-func TestH13ComplexFIFO(t *testing.T) {
-	ns := newNS()
+func TestH13ComplexFIFO(t *testing.T) { eachLocking(t, testH13ComplexFIFO) }
+
+func testH13ComplexFIFO(t *testing.T, lk plan.SemLocking) {
+	ns := newNS(lk)
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
 	ctx := t.Context()
@@ -233,7 +258,7 @@ func TestH13ComplexFIFO(t *testing.T) {
 }
 
 func TestGlobalModeHysteresis(t *testing.T) {
-	ns := newNS()
+	ns := NewNamespace(DefaultLimits())
 	c := rootCaller()
 	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
 	s, _ := ns.obtain(id)

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"tasklist/lockstat"
+	"tasklist/plan"
 )
 
 // hysteresis is USE_GLOBAL_LOCK_HYSTERESIS: the number of global-lock
@@ -23,6 +24,9 @@ type Set struct {
 	id    int
 	key   int32
 	nsems int
+	// lk is the namespace's locking design, kept here so that a call
+	// reads it from the set it already has in hand.
+	lk plan.SemLocking
 
 	// perm is replaced, never changed, by IPC_SET under mu.
 	perm atomic.Pointer[perm]
@@ -67,7 +71,7 @@ type sem struct {
 }
 
 func newSet(ns *Namespace, id int, key int32, nsems int, p *perm) *Set {
-	s := &Set{ns: ns, id: id, key: key, nsems: nsems, sems: make([]sem, nsems)}
+	s := &Set{ns: ns, id: id, key: key, nsems: nsems, lk: ns.locking, sems: make([]sem, nsems)}
 	s.perm.Store(p)
 	s.useGlobal.Store(hysteresis)
 	s.mu.Init(setClass, 0)
@@ -86,12 +90,13 @@ func newSet(ns *Namespace, id int, key int32, nsems int, p *perm) *Set {
 
 // lock mirrors sem_lock. A call with one operation takes that semaphore's
 // lock unless the set is in global mode; any other call (ops of another
-// length, nil for semctl) takes the set lock and enters global mode. It
-// returns the lock number to pass to unlock.
+// length, nil for semctl), and every call under SetLockOnly, takes the set
+// lock and enters global mode. It returns the lock number to pass to
+// unlock.
 //
 // +checklocksignore: which lock it returns holding is decided at run time.
 func (s *Set) lock(ops []Sembuf) int {
-	if len(ops) != 1 {
+	if len(ops) != 1 || s.lk.SetLockOnly {
 		s.lockAll()
 		return lockGlobal
 	}
@@ -165,13 +170,15 @@ func (s *Set) complexmodeEnterLocked() {
 	}
 }
 
-// complexmodeTryLeaveLocked mirrors complexmode_tryleave.
+// complexmodeTryLeaveLocked mirrors complexmode_tryleave. Under
+// SetLockOnly the set never leaves global mode, so the semaphore locks are
+// never taken: not by a single-op call, nor by a drain.
 //
 // Preconditions: s.mu is held in global mode.
 //
 // +checklocks:s.mu
 func (s *Set) complexmodeTryLeaveLocked() {
-	if s.complexCount > 0 {
+	if s.complexCount > 0 || s.lk.SetLockOnly {
 		return
 	}
 	s.useGlobal.Add(-1)
@@ -208,6 +215,68 @@ func (s *Set) unmergeQueuesLocked() {
 	q.init()
 }
 
+// access is the permission check a call makes before it locks the set:
+// ipcperms right after ipc_obtain_object_check, outside the lock (seed
+// 003). It returns the permissions it read, for checkLocked, and whether
+// they grant want; under PermUnderLock it reads nothing and grants
+// anything, leaving the check to checkLocked.
+func (s *Set) access(c *Creds, want int) (read *perm, ok bool) {
+	if s.lk.PermUnderLock {
+		return nil, true
+	}
+	read = s.perm.Load()
+	return read, read.allows(c, want)
+}
+
+// checkLocked is what a call checks once it holds a lock of the set it
+// looked up without one: that IPC_RMID has not removed the set since
+// (ipc_valid_object; EIDRM), then that c has the permission want (EACCES).
+// Under PermUnderLock, where access checked nothing, this is the
+// permission check (ipc_lock_check, then ipcperms under the lock, before
+// seed 003); otherwise it is redone only if IPC_SET replaced the
+// permissions access read. Under NoRevalidate nothing is checked again:
+// the call acts on whatever set it looked up. It returns 0 if the call may
+// go on.
+//
+// Preconditions: the set is locked for the call.
+func (s *Set) checkLocked(read *perm, c *Creds, want int) unix.Errno {
+	if s.deleted.Load() || s.perm.Load() != read {
+		return s.recheckLocked(c, want)
+	}
+	return 0
+}
+
+// recheckLocked is checkLocked's answer when the set was removed, its
+// permissions replaced, or not yet checked (read nil).
+//
+// Preconditions: the set is locked for the call.
+func (s *Set) recheckLocked(c *Creds, want int) unix.Errno {
+	switch {
+	case s.lk.NoRevalidate:
+		return 0
+	case s.deleted.Load():
+		return unix.EIDRM
+	case !s.perm.Load().allows(c, want):
+		return unix.EACCES
+	}
+	return 0
+}
+
+// eachQueueLocked calls f on every sleeper queue of s: the set's, then each
+// semaphore's.
+//
+// Preconditions: s.mu is held in global mode.
+//
+// +checklocks:s.mu
+func (s *Set) eachQueueLocked(f func(q *queue)) {
+	f(&s.pendingConst)
+	f(&s.pendingAlter)
+	for i := range s.sems {
+		f(&s.sems[i].pendingConst)
+		f(&s.sems[i].pendingAlter)
+	}
+}
+
 // failAllLocked fails every sleeper with errno (freeary's part that wakes
 // the queues) and forgets every semaphore's last operator.
 //
@@ -215,27 +284,31 @@ func (s *Set) unmergeQueuesLocked() {
 //
 // +checklocks:s.mu
 func (s *Set) failAllLocked(errno unix.Errno, wq *wakeQ) {
-	s.failQueueLocked(&s.pendingConst, errno, wq)
-	s.failQueueLocked(&s.pendingAlter, errno, wq)
+	s.eachQueueLocked(func(q *queue) {
+		for l := q.head.next; l != &q.head; {
+			next := l.next
+			s.unlinkWaiterLocked(l.w)
+			wq.add(l.w, errno)
+			l = next
+		}
+	})
 	for i := range s.sems {
-		s.failQueueLocked(&s.sems[i].pendingConst, errno, wq)
-		s.failQueueLocked(&s.sems[i].pendingAlter, errno, wq)
 		s.sems[i].pid = nil
 	}
 }
 
-// failQueueLocked fails every sleeper on q with errno.
+// nudgeAllLocked wakes every sleeper still queued on s to look again,
+// leaving it queued (WakeAll; see the package documentation).
 //
-// Preconditions: s.mu is held in global mode; q is one of s's queues.
+// Preconditions: s.mu is held in global mode.
 //
 // +checklocks:s.mu
-func (s *Set) failQueueLocked(q *queue, errno unix.Errno, wq *wakeQ) {
-	for l := q.head.next; l != &q.head; {
-		next := l.next
-		s.unlinkWaiterLocked(l.w)
-		wq.add(l.w, errno)
-		l = next
-	}
+func (s *Set) nudgeAllLocked(wq *wakeQ) {
+	s.eachQueueLocked(func(q *queue) {
+		for l := q.head.next; l != &q.head; l = l.next {
+			wq.nudge(l.w)
+		}
+	})
 }
 
 // statusPending is a waiter's status until a waker decides its outcome.
@@ -271,7 +344,8 @@ func (s *Set) unlinkWaiterLocked(w *waiter) {
 }
 
 // wakeQ collects the waiters whose outcome a critical section decided, to
-// be woken after the locks are released (wake_q).
+// be woken after the locks are released (wake_q), and, under WakeAll, the
+// waiters it leaves queued but wakes to look again.
 type wakeQ []*waiter
 
 // add records w's outcome (wake_up_sem_queue_prepare).
@@ -280,10 +354,19 @@ func (wq *wakeQ) add(w *waiter, errno unix.Errno) {
 	*wq = append(*wq, w)
 }
 
-// wake wakes every collected waiter (wake_up_q).
+// nudge wakes w without deciding its outcome: w looks under the lock, finds
+// none and sleeps again (WakeAll).
+func (wq *wakeQ) nudge(w *waiter) { *wq = append(*wq, w) }
+
+// wake wakes every collected waiter (wake_up_q). A waiter's channel holds
+// one token; one already there (a nudge not yet seen) wakes it just as
+// well, and it then finds its outcome.
 func (wq wakeQ) wake() {
 	for _, w := range wq {
-		w.wake <- struct{}{}
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 

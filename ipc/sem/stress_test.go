@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // TestStress runs semop and semtimedop with SEM_UNDO, exits, SETVAL, SETALL
@@ -17,7 +19,9 @@ import (
 // a cancelled context (IPC_RMID, a waker or its timeout must release it),
 // no waker may leave a sleeper that could proceed, and every value stays
 // within [0, SEMVMX].
-func TestStress(t *testing.T) {
+func TestStress(t *testing.T) { eachLocking(t, testStress) }
+
+func testStress(t *testing.T, lk plan.SemLocking) {
 	const (
 		workers = 6
 		iters   = 1000
@@ -26,7 +30,7 @@ func TestStress(t *testing.T) {
 	)
 	l := DefaultLimits()
 	l.SEMVMX, l.SEMAEM = 8, 5
-	ns := NewNamespace(l)
+	ns := NewNamespaceLocking(l, lk)
 	root := rootCaller()
 	var cur atomic.Int64
 	cur.Store(int64(mustGet(t, ns, root, key, nsems, unix.IPC_CREAT|0o600)))

@@ -135,7 +135,10 @@ func (ul *UndoList) findAlloc(ns *Namespace, id int) (*undo, *Set, error) {
 }
 
 // attachLocked adds fresh to the list and to s unless the list already has an
-// entry for s, and returns the entry.
+// entry for s, and returns the entry. Its check that s was not removed is
+// made under every locking design, NoRevalidate included: IPC_RMID would
+// never detach an entry attached after it, and the list's release would
+// find that entry forever.
 //
 // Preconditions: s.mu is held in global mode.
 //

@@ -38,7 +38,7 @@ func (t *Task) copyNamespaces(flags uint64, creds *Creds) (*PIDNamespace, *sem.N
 		}
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
-		ipcNS = sem.NewNamespace(t.k.semLimits)
+		ipcNS = sem.NewNamespaceLocking(t.k.semLimits, t.k.plan.SemLocking())
 	}
 	return pidNS, ipcNS, nil
 }

@@ -13,13 +13,14 @@ type named struct {
 	ref  int
 }
 
-// nameState is what a name stands for at run time. A name whose creating call failed is
-// known to the parser but names nothing; failedLine says which line failed.
+// nameState is what a name stands for at run time. The zero nameState is unbound: a name whose
+// creating statement failed, or did not run, is known to the parser but names nothing, and
+// unbound says why.
 type nameState struct {
-	set        bool
-	ref        int
-	failedLine int
-	call       string
+	bound   bool
+	set     bool
+	ref     int
+	unbound string
 }
 
 // runner is the state of one run: the names bound so far and each actor's background call.
@@ -42,7 +43,7 @@ func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
 		b:       b,
 		stdout:  stdout,
 		stderr:  stderr,
-		names:   map[string]nameState{"init": {ref: int(Init)}},
+		names:   map[string]nameState{"init": {bound: true, ref: int(Init)}},
 		tasks:   []named{{name: "init", ref: int(Init)}},
 		started: map[string]bool{},
 	}
@@ -66,6 +67,7 @@ func (r *runner) call(st *stmt) {
 		if st.background {
 			r.started[st.actor] = false
 		}
+		r.unbind(st, "did not run")
 		return
 	}
 	c := Call{Name: st.call, Args: args, Pos: st.callPos}
@@ -82,6 +84,7 @@ func (r *runner) join(st *stmt) {
 	delete(r.started, st.actor)
 	if !started {
 		r.fail(st.actorPos, "join %s: the background call on line %d did not run", st.actor, st.issued.line)
+		r.unbind(st.issued, "did not run")
 		return
 	}
 	actor, _ := r.task(st.actor, st.actorPos) // it resolved when its call started
@@ -94,13 +97,13 @@ func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
 	if issued.bind != "" {
 		switch {
 		case issued.creates == createsTask && res.Kind == ResultNewTask:
-			r.names[issued.bind] = nameState{ref: int(res.NewTask)}
+			r.names[issued.bind] = nameState{bound: true, ref: int(res.NewTask)}
 			r.tasks = append(r.tasks, named{name: issued.bind, ref: int(res.NewTask)})
 		case issued.creates == createsSet && res.Kind == ResultNewSet:
-			r.names[issued.bind] = nameState{set: true, ref: int(res.NewSet)}
+			r.names[issued.bind] = nameState{bound: true, set: true, ref: int(res.NewSet)}
 			r.sets = append(r.sets, named{name: issued.bind, ref: int(res.NewSet)})
 		default:
-			r.names[issued.bind] = nameState{failedLine: issued.line, call: issued.call}
+			r.unbind(issued, "failed")
 		}
 	}
 	got := r.format(actor, res)
@@ -127,11 +130,20 @@ func (r *runner) fail(pos Position, format string, args ...any) {
 	r.status = 1
 }
 
-// lookup finds what name stands for now; the parser has made sure it was bound.
+// unbind records that the name st binds, if any, names nothing because st failed or did not
+// run, so that every later use of the name is refused with that reason.
+func (r *runner) unbind(st *stmt, why string) {
+	if st.bind != "" {
+		r.names[st.bind] = nameState{unbound: fmt.Sprintf("its %s on line %d %s", st.call, st.line, why)}
+	}
+}
+
+// lookup finds what name stands for now. The parser has made sure that a statement binding it
+// came first; a name that statement did not bind is refused with the reason.
 func (r *runner) lookup(name string, pos Position) (nameState, bool) {
 	ns := r.names[name]
-	if ns.failedLine != 0 {
-		r.fail(pos, "%s names nothing: its %s on line %d failed", name, ns.call, ns.failedLine)
+	if !ns.bound {
+		r.fail(pos, "%s names nothing: %s", name, ns.unbound)
 		return ns, false
 	}
 	return ns, true

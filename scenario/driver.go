@@ -83,7 +83,7 @@ func (r *runner) join(st *stmt) {
 	started := r.started[st.actor]
 	delete(r.started, st.actor)
 	if !started {
-		r.fail(st.actorPos, "join %s: the background call on line %d did not run", st.actor, st.issued.line)
+		r.fail(st.actorPos, "join %s: the background call on line %d did not run", echo(st.actor), st.issued.line)
 		r.unbind(st.issued, "did not run")
 		return
 	}
@@ -143,7 +143,7 @@ func (r *runner) unbind(st *stmt, why string) {
 func (r *runner) lookup(name string, pos Position) (nameState, bool) {
 	ns := r.names[name]
 	if !ns.bound {
-		r.fail(pos, "%s names nothing: %s", name, ns.unbound)
+		r.fail(pos, "%s names nothing: %s", echo(name), ns.unbound)
 		return ns, false
 	}
 	return ns, true

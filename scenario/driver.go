@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -178,32 +177,4 @@ func (r *runner) resolve(args []arg) ([]Value, bool) {
 		}
 	}
 	return vals, true
-}
-
-// RunFile parses the scenario at path, makes a Backend with newBackend, runs the scenario on it
-// and closes it. It returns the exit status of the contract: 0 when every expectation held, 1
-// when one failed, 2 when the file cannot be read or parsed or the Backend cannot be made or
-// closed, each said in one line on stderr.
-func RunFile(path string, newBackend func() (Backend, error), stdout, stderr io.Writer) int {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	s, err := Parse(path, src)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	b, err := newBackend()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot run: %v\n", path, err)
-		return 2
-	}
-	status := Run(s, b, stdout, stderr)
-	if err := b.Close(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 2
-	}
-	return status
 }

@@ -2,9 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -272,59 +269,5 @@ func TestValuePid(t *testing.T) {
 		if got := tt.v.Pid(b, tt.caller); got != tt.want {
 			t.Errorf("%+v.Pid(caller %d) = %d, want %d", tt.v, tt.caller, got, tt.want)
 		}
-	}
-}
-
-type closeFailer struct{ *fakeBackend }
-
-func (closeFailer) Close() error { return errors.New("leftover tasks") }
-
-func TestRunFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good.scn", "A = init.fork() == A\n")
-	bad := write("bad.scn", "A = init.fork()\nA.frok()\n")
-	failing := write("failing.scn", "A = init.fork() == B\n")
-	var fb *fakeBackend
-	newFake := func() (Backend, error) { fb = newFakeBackend(); return fb, nil }
-	tests := []struct {
-		name       string
-		path       string
-		newBackend func() (Backend, error)
-		status     int
-		out, err   string
-	}{
-		{"good", good, newFake, 0, "1: A = init.fork() = A\n", ""},
-		{"expectation fails", failing, newFake, 1, "1: A = init.fork() = A\n", failing + ":1: expected B, got A\n"},
-		{"parse error", bad, newFake, 2, "", bad + ":2:3: unknown call frok\n"},
-		{"no backend", good, func() (Backend, error) { return nil, errors.New("no namespaces") }, 2, "",
-			good + ": cannot run: no namespaces\n"},
-		{"close fails", good, func() (Backend, error) { return closeFailer{newFakeBackend()}, nil }, 2,
-			"1: A = init.fork() = A\n", good + ": leftover tasks\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fb = nil
-			var out, errOut bytes.Buffer
-			status := RunFile(tt.path, tt.newBackend, &out, &errOut)
-			if status != tt.status || out.String() != tt.out || errOut.String() != tt.err {
-				t.Errorf("status %d, stdout %q, stderr %q; want %d, %q, %q",
-					status, out.String(), errOut.String(), tt.status, tt.out, tt.err)
-			}
-			if fb != nil && !fb.closed {
-				t.Error("backend not closed")
-			}
-		})
-	}
-	var errOut bytes.Buffer
-	if status := RunFile(filepath.Join(dir, "missing.scn"), newFake, &bytes.Buffer{}, &errOut); status != 2 ||
-		strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "missing.scn") {
-		t.Errorf("missing file: status %d, stderr %q", status, errOut.String())
 	}
 }

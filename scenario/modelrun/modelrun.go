@@ -193,7 +193,8 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 }
 
 // Close implements scenario.Backend: background calls still blocked are
-// interrupted.
+// interrupted, and Close returns once the tasks it killed for them have
+// finished exiting, so that the model it leaves is quiescent.
 func (b *Backend) Close() error {
 	b.stop()
 	// A call that sleeps killably only (a vfork parent waiting for its
@@ -211,6 +212,7 @@ func (b *Backend) Close() error {
 	for _, bg := range pending {
 		<-bg.done
 	}
+	b.k.Quiesce()
 	return nil
 }
 

@@ -2,7 +2,7 @@
 // through system calls, one statement per line, so that the same file can run on the Go model of
 // the kernel and on the host kernel and both print the same text.
 //
-// The language is a contract, written down in shared/spec/scenario-language.md. In short:
+// The language is a contract, written down in docs/scenario-language.md. In short:
 //
 //	# comment
 //	[NAME =] ACTOR.CALL(ARG, ...) [&] [== EXPECT]

@@ -24,9 +24,10 @@ const (
 	fuzzHang = 20 * time.Second
 )
 
-// unboundReproducer made a name whose creating statement was skipped stand for init, whose exit
-// then left the scenario without one.
-const unboundReproducer = `A = init.fork()
+// unboundReproducers made a name whose creating statement was skipped stand for init: its exit
+// ended the scenario's init, and a call by it between init's background call and its join left
+// the join with no call to wait for (a nil dereference in Join).
+var unboundReproducers = []string{`A = init.fork()
 A.exit(0)
 init.wait4(A,0)
 B = A.fork()
@@ -35,12 +36,22 @@ C.getpid()
 C.exit(0)
 init.getpid() &
 join init
-`
+`, `A = init.fork()
+A.exit(0)
+init.wait4(A, 0)
+B = A.fork()
+C = B.fork()
+init.getpid() &
+C.exit(0)
+join init
+`}
 
 // FuzzModel runs scenarios on the model and checks that nothing panics (the lock-order checker
 // panics too), nothing hangs, and the kernel's invariants hold once the run is over.
 func FuzzModel(f *testing.F) {
-	f.Add(unboundReproducer)
+	for _, src := range unboundReproducers {
+		f.Add(src)
+	}
 	paths, err := filepath.Glob("../../testdata/scenarios/*.scn")
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no corpus to seed from: %v", err)

@@ -16,7 +16,8 @@
 // the foreground or at its join, prints EDEADLK, and so does every later
 // call of that task until the blocked one completes (a call made to a
 // stopped task is such a call: it runs once the task is continued).
-// A semtimedop with a timeout is never stalled: it waits for the timeout.
+// A semtimedop with a timeout is never stalled: it waits for the timeout
+// (unless its task is stopped, so that the call has not started).
 package modelrun
 
 import (
@@ -169,7 +170,8 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 // Join implements scenario.Backend. A call still blocked once the model is
 // quiescent can never complete, since the scenario issues nothing while it
 // joins: it is left blocked and the join reports EDEADLK. A timed call is
-// waited for instead.
+// waited for instead, unless its task is stopped: then it has not started,
+// and neither has its timeout.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
 	t := bg.t
@@ -183,7 +185,7 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		default:
 		}
 		b.k.Quiesce()
-		if t.Sleeping() && !bg.timed {
+		if t.Sleeping() && (!bg.timed || t.Stopped()) {
 			b.stuck[actor] = bg
 			return errno(unix.EDEADLK)
 		}

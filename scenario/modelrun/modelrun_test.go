@@ -152,3 +152,20 @@ func TestCloseLeavesTheModelQuiescent(t *testing.T) {
 		}
 	}
 }
+
+// A background vfork returns once its child dies, on the call's own
+// goroutine, while the driver goes on making tasks and reading names: the
+// tables they share are locked (run with -race).
+func TestBackgroundVforkReturnsWhileTheDriverRuns(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("A = init.fork()\nB = A.clone(CLONE_VFORK|SIGCHLD) &\n")
+	src.WriteString("init.kill(3, SIGKILL) == 0\n") // A's vfork child, unnamed until the join
+	for i := range 8 {
+		fmt.Fprintf(&src, "C%d = init.fork()\nC%d.getppid() == init\n", i, i)
+	}
+	src.WriteString("join A == B\ninit.wait4(B, __WALL) == ECHILD\nA.wait4(B, 0) == B killed SIGKILL\n")
+	out, errOut, status := runText(t, src.String())
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
+	}
+}

@@ -11,7 +11,7 @@ import (
 	"tasklist/lockstat"
 )
 
-// The benchmarks follow the harness rules of shared/spec/workloads.md:
+// The benchmarks follow the harness rules of docs/workloads.md:
 // workers start together behind a barrier, each does its share of b.N
 // iterations and counts them on a cache line of its own, and nothing is
 // asserted about timings. Lock-order checking, on in every test binary, is

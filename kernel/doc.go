@@ -3,7 +3,7 @@
 // reparenting to subreapers and pid-namespace inits, pid namespaces,
 // credentials, process groups and sessions, priorities, and signals as far
 // as kill, job control and exit need them. It reproduces Linux's
-// observable behaviour (shared/spec/linux-semantics.md) without a lock
+// observable behaviour (docs/linux-semantics.md) without a lock
 // over the whole table.
 //
 // Syscall-shaped methods take the calling task as receiver

@@ -70,7 +70,7 @@ func (p *parser) checkArg(call string, i int, kind argKind, a arg) *Error {
 		b, ok := p.names[a.name]
 		if !ok {
 			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
-				Msg: fmt.Sprintf("unknown constant or unbound name %s%s", a.name, p.untilJoin(a.name))}
+				Msg: fmt.Sprintf("unknown constant or unbound name %s%s", echo(a.name), p.untilJoin(a.name))}
 		}
 		neg := ""
 		if a.neg {
@@ -78,9 +78,9 @@ func (p *parser) checkArg(call string, i int, kind argKind, a arg) *Error {
 		}
 		switch {
 		case b.creates == createsTask && kind != argPid:
-			return fail("task " + neg + a.name)
+			return fail("task " + neg + echo(a.name))
 		case b.creates == createsSet && (kind != argSet || a.neg):
-			return fail("semaphore set " + neg + a.name)
+			return fail("semaphore set " + neg + echo(a.name))
 		}
 	}
 	return nil
@@ -97,7 +97,10 @@ func (p *parser) parseArg() (arg, *Error) {
 	case tMinus, tIdent:
 		n := t
 		if t.kind == tMinus {
-			n = p.peek()
+			var err *Error
+			if n, err = p.peek(); err != nil {
+				return a, err
+			}
 		}
 		if _, isConst := constants[n.text]; n.kind == tIdent && !isConst {
 			a.form, a.name, a.neg = formName, n.text, t.kind == tMinus
@@ -123,9 +126,9 @@ func (p *parser) parseArg() (arg, *Error) {
 // notConstant explains why a name cannot stand where only constants may.
 func (p *parser) notConstant(name string) string {
 	if _, ok := p.names[name]; ok {
-		return name + " is a name, not a constant; only constants combine with |"
+		return echo(name) + " is a name, not a constant; only constants combine with |"
 	}
-	return "unknown constant or unbound name " + name + p.untilJoin(name)
+	return "unknown constant or unbound name " + echo(name) + p.untilJoin(name)
 }
 
 // parseExpr reads TERM { | TERM }.
@@ -161,9 +164,9 @@ func (p *parser) parseTerm() (int64, *Error) {
 		case !neg && t.num <= math.MaxInt64:
 			v = int64(t.num)
 		case neg:
-			return 0, p.errAt(sign, "number -%s out of range", t.text)
+			return 0, p.errAt(sign, "number -%s out of range", echo(t.text))
 		default:
-			return 0, p.errAt(t, "number %s out of range", t.text)
+			return 0, p.errAt(t, "number %s out of range", echo(t.text))
 		}
 		return v, p.advance()
 	case tIdent:

@@ -64,21 +64,29 @@ func loadCorpus(t *testing.T) []corpusFile {
 // runCorpusFile runs one scenario on b and compares what it prints with the golden output.
 func runCorpusFile(t *testing.T, f corpusFile, b scenario.Backend) {
 	t.Helper()
-	s, err := scenario.Parse(f.name+".scn", f.src)
+	got, errs, status := runScenario(t, f.name+".scn", f.src, b)
+	if got != f.want {
+		t.Errorf("output differs from %s.out (- golden, + this run):\n%s", f.name, lineDiff(f.want, got))
+	}
+	if status != 0 || errs != "" {
+		t.Errorf("status %d, stderr:\n%s", status, errs)
+	}
+}
+
+// runScenario parses src as the file name, runs it on b and closes b. It returns what the run
+// printed on standard output and standard error and its status.
+func runScenario(t *testing.T, name string, src []byte, b scenario.Backend) (stdout, stderr string, status int) {
+	t.Helper()
+	s, err := scenario.Parse(name, src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errs bytes.Buffer
-	status := scenario.Run(s, b, &out, &errs)
+	status = scenario.Run(s, b, &out, &errs)
 	if err := b.Close(); err != nil {
 		t.Fatalf("close: %v", err)
 	}
-	if got := out.String(); got != f.want {
-		t.Errorf("output differs from %s.out (- golden, + this run):\n%s", f.name, lineDiff(f.want, got))
-	}
-	if status != 0 || errs.Len() != 0 {
-		t.Errorf("status %d, stderr:\n%s", status, errs.String())
-	}
+	return out.String(), errs.String(), status
 }
 
 // TestCorpusModel runs every corpus scenario on the model.
@@ -131,6 +139,23 @@ func TestCorpusPlans(t *testing.T) {
 // TestCorpusKernel runs every corpus scenario on the host kernel, where the kernel runner can
 // create pid namespaces (root), and checks that Linux still prints the golden output.
 func TestCorpusKernel(t *testing.T) {
+	needKernelRunner(t)
+	for _, f := range loadCorpus(t) {
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := kernelrun.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			runCorpusFile(t, f, b)
+		})
+	}
+}
+
+// needKernelRunner skips t unless the kernel runner can run here (root, not -short, a C
+// compiler), saying why, and shortens its stall timeout for the rest of t.
+func needKernelRunner(t *testing.T) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: the kernel runs are skipped")
 	}
@@ -153,16 +178,6 @@ func TestCorpusKernel(t *testing.T) {
 	old := kernelrun.StallTimeout
 	kernelrun.StallTimeout = corpusStallTimeout
 	t.Cleanup(func() { kernelrun.StallTimeout = old })
-	for _, f := range loadCorpus(t) {
-		t.Run(f.name, func(t *testing.T) {
-			t.Parallel()
-			b, err := kernelrun.New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			runCorpusFile(t, f, b)
-		})
-	}
 }
 
 // TestCorpusCovers checks that every scenario names the spec items it covers on its first

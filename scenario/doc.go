@@ -2,7 +2,7 @@
 // through system calls, one statement per line, so that the same file can run on the Go model of
 // the kernel and on the host kernel and both print the same text.
 //
-// The language is a contract, written down in shared/spec/scenario-language.md. In short:
+// The language is a contract, written down in docs/scenario-language.md. In short:
 //
 //	# comment
 //	[NAME =] ACTOR.CALL(ARG, ...) [&] [== EXPECT]
@@ -21,9 +21,10 @@
 // into the names and words of the contract.
 //
 // Parse refuses everything that can be seen without running (see [Parse]). A few things can only
-// be seen at run time: a name whose fork, clone or semget failed was never bound, so a statement
-// that uses it cannot run. Such a statement is skipped, reported on standard error as
-// "FILE:LINE:COL: message", and makes the exit status 1, like a failed expectation.
+// be seen at run time: a name whose fork, clone or semget failed, or whose statement did not
+// run, was never bound, so a statement that uses it cannot run. Such a statement is skipped,
+// reported on standard error as "FILE:LINE:COL: message", and makes the exit status 1, like a
+// failed expectation; a name it would have bound is unbound too.
 //
 // A name bound by a background call ("B = A.clone(CLONE_VFORK) &") is bound when its join
 // prints the result, because only then does the driver learn what the call created.

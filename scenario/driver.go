@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -13,13 +12,14 @@ type named struct {
 	ref  int
 }
 
-// nameState is what a name stands for at run time. A name whose creating call failed is
-// known to the parser but names nothing; failedLine says which line failed.
+// nameState is what a name stands for at run time. The zero nameState is unbound: a name whose
+// creating statement failed, or did not run, is known to the parser but names nothing, and
+// unbound says why.
 type nameState struct {
-	set        bool
-	ref        int
-	failedLine int
-	call       string
+	bound   bool
+	set     bool
+	ref     int
+	unbound string
 }
 
 // runner is the state of one run: the names bound so far and each actor's background call.
@@ -42,7 +42,7 @@ func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
 		b:       b,
 		stdout:  stdout,
 		stderr:  stderr,
-		names:   map[string]nameState{"init": {ref: int(Init)}},
+		names:   map[string]nameState{"init": {bound: true, ref: int(Init)}},
 		tasks:   []named{{name: "init", ref: int(Init)}},
 		started: map[string]bool{},
 	}
@@ -66,6 +66,7 @@ func (r *runner) call(st *stmt) {
 		if st.background {
 			r.started[st.actor] = false
 		}
+		r.unbind(st, "did not run")
 		return
 	}
 	c := Call{Name: st.call, Args: args, Pos: st.callPos}
@@ -81,7 +82,8 @@ func (r *runner) join(st *stmt) {
 	started := r.started[st.actor]
 	delete(r.started, st.actor)
 	if !started {
-		r.fail(st.actorPos, "join %s: the background call on line %d did not run", st.actor, st.issued.line)
+		r.fail(st.actorPos, "join %s: the background call on line %d did not run", echo(st.actor), st.issued.line)
+		r.unbind(st.issued, "did not run")
 		return
 	}
 	actor, _ := r.task(st.actor, st.actorPos) // it resolved when its call started
@@ -94,13 +96,13 @@ func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
 	if issued.bind != "" {
 		switch {
 		case issued.creates == createsTask && res.Kind == ResultNewTask:
-			r.names[issued.bind] = nameState{ref: int(res.NewTask)}
+			r.names[issued.bind] = nameState{bound: true, ref: int(res.NewTask)}
 			r.tasks = append(r.tasks, named{name: issued.bind, ref: int(res.NewTask)})
 		case issued.creates == createsSet && res.Kind == ResultNewSet:
-			r.names[issued.bind] = nameState{set: true, ref: int(res.NewSet)}
+			r.names[issued.bind] = nameState{bound: true, set: true, ref: int(res.NewSet)}
 			r.sets = append(r.sets, named{name: issued.bind, ref: int(res.NewSet)})
 		default:
-			r.names[issued.bind] = nameState{failedLine: issued.line, call: issued.call}
+			r.unbind(issued, "failed")
 		}
 	}
 	got := r.format(actor, res)
@@ -127,11 +129,20 @@ func (r *runner) fail(pos Position, format string, args ...any) {
 	r.status = 1
 }
 
-// lookup finds what name stands for now; the parser has made sure it was bound.
+// unbind records that the name st binds, if any, names nothing because st failed or did not
+// run, so that every later use of the name is refused with that reason.
+func (r *runner) unbind(st *stmt, why string) {
+	if st.bind != "" {
+		r.names[st.bind] = nameState{unbound: fmt.Sprintf("its %s on line %d %s", st.call, st.line, why)}
+	}
+}
+
+// lookup finds what name stands for now. The parser has made sure that a statement binding it
+// came first; a name that statement did not bind is refused with the reason.
 func (r *runner) lookup(name string, pos Position) (nameState, bool) {
 	ns := r.names[name]
-	if ns.failedLine != 0 {
-		r.fail(pos, "%s names nothing: its %s on line %d failed", name, ns.call, ns.failedLine)
+	if !ns.bound {
+		r.fail(pos, "%s names nothing: %s", echo(name), ns.unbound)
 		return ns, false
 	}
 	return ns, true
@@ -166,32 +177,4 @@ func (r *runner) resolve(args []arg) ([]Value, bool) {
 		}
 	}
 	return vals, true
-}
-
-// RunFile parses the scenario at path, makes a Backend with newBackend, runs the scenario on it
-// and closes it. It returns the exit status of the contract: 0 when every expectation held, 1
-// when one failed, 2 when the file cannot be read or parsed or the Backend cannot be made or
-// closed, each said in one line on stderr.
-func RunFile(path string, newBackend func() (Backend, error), stdout, stderr io.Writer) int {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	s, err := Parse(path, src)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	b, err := newBackend()
-	if err != nil {
-		fmt.Fprintf(stderr, "%s: cannot run: %v\n", path, err)
-		return 2
-	}
-	status := Run(s, b, stdout, stderr)
-	if err := b.Close(); err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", path, err)
-		return 2
-	}
-	return status
 }

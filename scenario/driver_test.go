@@ -2,9 +2,6 @@ package scenario
 
 import (
 	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,6 +22,15 @@ func run(t *testing.T, src string) (stdout, stderr string, status int, b *fakeBa
 }
 
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+// checkRun compares what a run printed and its status with what is wanted.
+func checkRun(t *testing.T, out, errOut string, status int, wantOut, wantErr string, wantStatus int) {
+	t.Helper()
+	if out != wantOut || errOut != wantErr || status != wantStatus {
+		t.Errorf("status %d, want %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s",
+			status, wantStatus, out, wantOut, errOut, wantErr)
+	}
+}
 
 func TestRunNamesPids(t *testing.T) {
 	out, errOut, status, _ := run(t, `A = init.fork() == A
@@ -129,9 +135,7 @@ join_ = A.fork() == join_
 		"t.scn:1: expected B, got A",
 		"t.scn:3: expected 5, got EINVAL",
 	)
-	if out != wantOut || errOut != wantErr || status != 1 {
-		t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s", status, out, wantOut, errOut, wantErr)
-	}
+	checkRun(t, out, errOut, status, wantOut, wantErr, 1)
 }
 
 func TestRunFailedCreation(t *testing.T) {
@@ -156,8 +160,49 @@ A.getpid() == A
 		"t.scn:6:1: B names nothing: its fork on line 3 failed",
 		"t.scn:7:6: join B: the background call on line 6 did not run",
 	)
-	if out != wantOut || errOut != wantErr || status != 1 {
-		t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s", status, out, wantOut, errOut, wantErr)
+	checkRun(t, out, errOut, status, wantOut, wantErr, 1)
+}
+
+// TestRunSkippedCreation checks that a name whose creating statement was skipped (its actor or
+// an argument named nothing) names nothing either, in the foreground and in the background,
+// rather than the zero task, init.
+func TestRunSkippedCreation(t *testing.T) {
+	out, errOut, status, b := run(t, `A = init.fork()
+A.setrlimit(RLIMIT_NPROC, 0) == 0
+B = A.fork() == EAGAIN
+C = B.fork()
+C.getpid()
+init.kill(C, 0)
+D = C.fork() &
+join C
+D.getpid()
+C.exit(0)
+E = init.fork() &
+join init
+E.getpid() == E
+init.getpid() == init
+`)
+	wantOut := lines(
+		"1: A = init.fork() = A",
+		"2: A.setrlimit(RLIMIT_NPROC, 0) = 0",
+		"3: B = A.fork() = EAGAIN",
+		"12: join init = E",
+		"13: E.getpid() = E",
+		"14: init.getpid() = init",
+	)
+	wantErr := lines(
+		"t.scn:4:5: B names nothing: its fork on line 3 failed",
+		"t.scn:5:1: C names nothing: its fork on line 4 did not run",
+		"t.scn:6:11: C names nothing: its fork on line 4 did not run",
+		"t.scn:7:5: C names nothing: its fork on line 4 did not run",
+		"t.scn:8:6: join C: the background call on line 7 did not run",
+		"t.scn:9:1: D names nothing: its fork on line 7 did not run",
+		"t.scn:10:1: C names nothing: its fork on line 4 did not run",
+	)
+	checkRun(t, out, errOut, status, wantOut, wantErr, 1)
+	wantLog := []string{"do 0 fork", "do 1 setrlimit", "do 1 fork", "start 0 fork", "join 0", "do 2 getpid", "do 0 getpid"}
+	if strings.Join(b.log, ";") != strings.Join(wantLog, ";") {
+		t.Errorf("backend calls %q, want %q", b.log, wantLog)
 	}
 }
 
@@ -224,59 +269,5 @@ func TestValuePid(t *testing.T) {
 		if got := tt.v.Pid(b, tt.caller); got != tt.want {
 			t.Errorf("%+v.Pid(caller %d) = %d, want %d", tt.v, tt.caller, got, tt.want)
 		}
-	}
-}
-
-type closeFailer struct{ *fakeBackend }
-
-func (closeFailer) Close() error { return errors.New("leftover tasks") }
-
-func TestRunFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, src string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	good := write("good.scn", "A = init.fork() == A\n")
-	bad := write("bad.scn", "A = init.fork()\nA.frok()\n")
-	failing := write("failing.scn", "A = init.fork() == B\n")
-	var fb *fakeBackend
-	newFake := func() (Backend, error) { fb = newFakeBackend(); return fb, nil }
-	tests := []struct {
-		name       string
-		path       string
-		newBackend func() (Backend, error)
-		status     int
-		out, err   string
-	}{
-		{"good", good, newFake, 0, "1: A = init.fork() = A\n", ""},
-		{"expectation fails", failing, newFake, 1, "1: A = init.fork() = A\n", failing + ":1: expected B, got A\n"},
-		{"parse error", bad, newFake, 2, "", bad + ":2:3: unknown call frok\n"},
-		{"no backend", good, func() (Backend, error) { return nil, errors.New("no namespaces") }, 2, "",
-			good + ": cannot run: no namespaces\n"},
-		{"close fails", good, func() (Backend, error) { return closeFailer{newFakeBackend()}, nil }, 2,
-			"1: A = init.fork() = A\n", good + ": leftover tasks\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fb = nil
-			var out, errOut bytes.Buffer
-			status := RunFile(tt.path, tt.newBackend, &out, &errOut)
-			if status != tt.status || out.String() != tt.out || errOut.String() != tt.err {
-				t.Errorf("status %d, stdout %q, stderr %q; want %d, %q, %q",
-					status, out.String(), errOut.String(), tt.status, tt.out, tt.err)
-			}
-			if fb != nil && !fb.closed {
-				t.Error("backend not closed")
-			}
-		})
-	}
-	var errOut bytes.Buffer
-	if status := RunFile(filepath.Join(dir, "missing.scn"), newFake, &bytes.Buffer{}, &errOut); status != 2 ||
-		strings.Count(errOut.String(), "\n") != 1 || !strings.Contains(errOut.String(), "missing.scn") {
-		t.Errorf("missing file: status %d, stderr %q", status, errOut.String())
 	}
 }

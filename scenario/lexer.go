@@ -52,9 +52,9 @@ type token struct {
 func (t token) String() string {
 	switch t.kind {
 	case tIdent, tInt:
-		return t.text
+		return echo(t.text)
 	case tExpect:
-		return "== " + t.text
+		return "== " + echo(t.text)
 	}
 	return tokNames[t.kind]
 }
@@ -65,16 +65,42 @@ type lexer struct {
 	line int
 	src  string
 	off  int
+	// colOff is a byte offset whose column is colNum. Tokens come in order, so the column of
+	// each is counted on from the one before it and a line costs one pass, however long.
+	colOff, colNum int
 }
 
-// errAt builds an error at byte offset off of the line.
-func (l *lexer) errAt(off int, format string, args ...any) *Error {
-	return &Error{File: l.file, Line: l.line, Col: l.col(off), Msg: fmt.Sprintf(format, args...)}
+func newLexer(file string, line int, src string) *lexer {
+	return &lexer{file: file, line: line, src: src, colNum: 1}
 }
 
-// col converts a byte offset into a column counted in characters, as editors count them.
+// errAt builds an error at column col of the line.
+func (l *lexer) errAt(col int, format string, args ...any) *Error {
+	return &Error{File: l.file, Line: l.line, Col: col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// col converts a byte offset, at or after the previous one asked for, into a column counted in
+// characters, as editors count them.
 func (l *lexer) col(off int) int {
-	return utf8.RuneCountInString(l.src[:off]) + 1
+	l.colNum += utf8.RuneCountInString(l.src[l.colOff:off])
+	l.colOff = off
+	return l.colNum
+}
+
+// maxEcho is how many characters of a name or literal an error message repeats.
+const maxEcho = 40
+
+// echo returns text as an error message repeats it: whole when short, else its first maxEcho
+// characters and an ellipsis, so that a megabyte-long name makes a readable message.
+func echo(text string) string {
+	n := 0
+	for i := range text {
+		if n == maxEcho {
+			return text[:i] + "…"
+		}
+		n++
+	}
+	return text
 }
 
 // next returns the next token, or an error for text that forms none.
@@ -106,7 +132,7 @@ func (l *lexer) next() (token, *Error) {
 		l.off = start + 2 + len(rest)
 		tok.kind, tok.text = tExpect, strings.TrimSpace(rest)
 		if tok.text == "" {
-			return tok, l.errAt(start, "expected a result after ==")
+			return tok, l.errAt(tok.col, "expected a result after ==")
 		}
 		return tok, nil
 	}
@@ -116,7 +142,7 @@ func (l *lexer) next() (token, *Error) {
 		return tok, nil
 	}
 	r, _ := utf8.DecodeRuneInString(l.src[start:])
-	return tok, l.errAt(start, "unexpected character %q", r)
+	return tok, l.errAt(tok.col, "unexpected character %q", r)
 }
 
 // number scans a literal: the whole run of letters and digits, so that "09" or "12ab" is one
@@ -136,9 +162,9 @@ func (l *lexer) number(tok token) (token, *Error) {
 	n, err := strconv.ParseUint(digits, base, 64)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return tok, l.errAt(tok.off, "number %s out of range", text)
+			return tok, l.errAt(tok.col, "number %s out of range", echo(text))
 		}
-		return tok, l.errAt(tok.off, "malformed number %s", text)
+		return tok, l.errAt(tok.col, "malformed number %s", echo(text))
 	}
 	tok.kind, tok.text, tok.num = tInt, text, n
 	return tok, nil

@@ -69,12 +69,16 @@ type binding struct {
 // parser checks every line against the names bound by the lines before it. pending holds each
 // actor's background call until its join; a name such a call binds is in later until then.
 type parser struct {
-	file    string
-	lx      *lexer
-	tok     token
-	names   map[string]binding
-	pending map[string]*stmt
-	later   map[string]string // a name a background call will bind -> its actor
+	file string
+	lx   *lexer
+	tok  token
+	// ahead is the token after tok when peeked is set, and aheadErr the error lexing it gave.
+	ahead    token
+	aheadErr *Error
+	peeked   bool
+	names    map[string]binding
+	pending  map[string]*stmt
+	later    map[string]string // a name a background call will bind -> its actor
 }
 
 // Parse reads a scenario and refuses, before anything runs, every error that shows without
@@ -91,7 +95,9 @@ func Parse(filename string, src []byte) (*Script, error) {
 		later:   map[string]string{},
 	}
 	s := &Script{file: filename}
-	for i, line := range strings.Split(string(src), "\n") {
+	// A byte-order mark some editors write at the start of a UTF-8 file is no part of line 1.
+	text := strings.TrimPrefix(string(src), byteOrderMark)
+	for i, line := range strings.Split(text, "\n") {
 		st, err := p.parseLine(i+1, strings.TrimSuffix(line, "\r"))
 		if err != nil {
 			return nil, err
@@ -103,25 +109,38 @@ func Parse(filename string, src []byte) (*Script, error) {
 	return s, nil
 }
 
+// byteOrderMark is U+FEFF encoded in UTF-8.
+const byteOrderMark = "\uFEFF"
+
 func (p *parser) pos(t token) Position {
 	return Position{File: p.file, Line: p.lx.line, Col: t.col}
 }
 
 func (p *parser) errAt(t token, format string, args ...any) *Error {
-	return p.lx.errAt(t.off, format, args...)
+	return p.lx.errAt(t.col, format, args...)
 }
 
+// advance moves to the next token; the error is the lexer's for text that forms none.
 func (p *parser) advance() *Error {
+	if p.peeked {
+		p.peeked = false
+		p.tok = p.ahead
+		return p.aheadErr
+	}
 	t, err := p.lx.next()
 	p.tok = t
 	return err
 }
 
-// peek returns the token after the current one without consuming it.
-func (p *parser) peek() token {
-	l := *p.lx
-	t, _ := l.next()
-	return t
+// peek returns the token after the current one without consuming it, or the lexer's error for
+// the text there: that text must be read whatever the current token turns out to be, so its
+// error is the first one on the line.
+func (p *parser) peek() (token, *Error) {
+	if !p.peeked {
+		p.ahead, p.aheadErr = p.lx.next()
+		p.peeked = true
+	}
+	return p.ahead, p.aheadErr
 }
 
 func (p *parser) expect(k tokKind) (token, *Error) {
@@ -133,7 +152,7 @@ func (p *parser) expect(k tokKind) (token, *Error) {
 }
 
 func (p *parser) parseLine(line int, src string) (*stmt, *Error) {
-	p.lx = &lexer{file: p.file, line: line, src: src}
+	p.lx = newLexer(p.file, line, src)
 	if err := p.advance(); err != nil {
 		return nil, err
 	}
@@ -141,8 +160,16 @@ func (p *parser) parseLine(line int, src string) (*stmt, *Error) {
 		return nil, nil
 	}
 	st := &stmt{line: line}
+	isJoin := false
+	if p.tok.kind == tIdent && p.tok.text == "join" {
+		next, err := p.peek()
+		if err != nil {
+			return nil, err
+		}
+		isJoin = next.kind != tDot && next.kind != tAssign
+	}
 	var err *Error
-	if next := p.peek().kind; p.tok.kind == tIdent && p.tok.text == "join" && next != tDot && next != tAssign {
+	if isJoin {
 		err = p.parseJoin(st)
 	} else {
 		err = p.parseCall(st)
@@ -175,7 +202,7 @@ func (p *parser) parseJoin(st *stmt) *Error {
 	}
 	issued := p.pending[t.text]
 	if issued == nil {
-		return p.errAt(t, "join %s: nothing in the background", t.text)
+		return p.errAt(t, "join %s: nothing in the background", echo(t.text))
 	}
 	st.actor, st.actorPos, st.issued = t.text, p.pos(t), issued
 	delete(p.pending, t.text)
@@ -193,35 +220,34 @@ func (p *parser) checkActor(t token) *Error {
 	}
 	if b, ok := p.names[t.text]; ok {
 		if b.creates == createsSet {
-			return p.errAt(t, "%s is a semaphore set, not a task", t.text)
+			return p.errAt(t, "%s is a semaphore set, not a task", echo(t.text))
 		}
 		return nil
 	}
 	if _, ok := constants[t.text]; ok {
 		return p.errAt(t, "%s is a constant, not a task", t.text)
 	}
-	return p.errAt(t, "actor %s is not bound%s", t.text, p.untilJoin(t.text))
+	return p.errAt(t, "actor %s is not bound%s", echo(t.text), p.untilJoin(t.text))
 }
 
 // untilJoin explains why a name a background call binds cannot be used yet.
 func (p *parser) untilJoin(name string) string {
 	if actor, ok := p.later[name]; ok {
-		return " before join " + actor
+		return " before join " + echo(actor)
 	}
 	return ""
 }
 
 func (p *parser) parseCall(st *stmt) *Error {
-	if p.tok.kind == tIdent && p.peek().kind == tAssign {
-		if err := p.checkBindable(p.tok); err != nil {
+	if p.tok.kind == tIdent {
+		next, err := p.peek()
+		if err != nil {
 			return err
 		}
-		st.bind = p.tok.text
-		if err := p.advance(); err != nil {
-			return err
-		}
-		if err := p.advance(); err != nil {
-			return err
+		if next.kind == tAssign {
+			if err := p.parseBinding(st); err != nil {
+				return err
+			}
 		}
 	}
 	actor := p.tok
@@ -230,7 +256,7 @@ func (p *parser) parseCall(st *stmt) *Error {
 	}
 	if prev := p.pending[actor.text]; prev != nil {
 		return p.errAt(actor, "%s has a call in the background since line %d; join %s first",
-			actor.text, prev.line, actor.text)
+			echo(actor.text), prev.line, echo(actor.text))
 	}
 	st.actor, st.actorPos = actor.text, p.pos(actor)
 	if err := p.advance(); err != nil {
@@ -245,12 +271,12 @@ func (p *parser) parseCall(st *stmt) *Error {
 	}
 	spec, ok := calls[name.text]
 	if !ok {
-		return p.errAt(name, "unknown call %s", name.text)
+		return p.errAt(name, "unknown call %s", echo(name.text))
 	}
 	st.call, st.callPos, st.creates = name.text, p.pos(name), spec.creates
 	if st.bind != "" && spec.creates == createsNothing {
 		return p.errAt(name, "%s creates nothing to bind to %s; only fork, clone and semget do",
-			name.text, st.bind)
+			name.text, echo(st.bind))
 	}
 	if err := p.advance(); err != nil {
 		return err
@@ -272,6 +298,18 @@ func (p *parser) parseCall(st *stmt) *Error {
 	return nil
 }
 
+// parseBinding reads "NAME =" into st.
+func (p *parser) parseBinding(st *stmt) *Error {
+	if err := p.checkBindable(p.tok); err != nil {
+		return err
+	}
+	st.bind = p.tok.text
+	if err := p.advance(); err != nil {
+		return err
+	}
+	return p.advance()
+}
+
 // checkBindable checks that "NAME =" may bind t's name.
 func (p *parser) checkBindable(t token) *Error {
 	switch {
@@ -281,14 +319,14 @@ func (p *parser) checkBindable(t token) *Error {
 		return p.errAt(t, "join is a keyword and cannot be bound")
 	}
 	if _, ok := constants[t.text]; ok {
-		return p.errAt(t, "%s is a constant and cannot be bound", t.text)
+		return p.errAt(t, "%s is a constant and cannot be bound", echo(t.text))
 	}
 	if b, ok := p.names[t.text]; ok {
-		return p.errAt(t, "%s is already bound on line %d", t.text, b.line)
+		return p.errAt(t, "%s is already bound on line %d", echo(t.text), b.line)
 	}
 	if actor, ok := p.later[t.text]; ok {
 		return p.errAt(t, "%s is already bound by the background call of %s on line %d",
-			t.text, actor, p.pending[actor].line)
+			echo(t.text), echo(actor), p.pending[actor].line)
 	}
 	return nil
 }

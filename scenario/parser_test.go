@@ -2,7 +2,9 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -115,6 +117,23 @@ func TestParseErrors(t *testing.T) {
 		{"first error wins", "init.frok()\ninit.bad()", "t.scn:1:6: unknown call frok"},
 		{"crlf", "init.fork()\r\ninit.frok()\r\n", "t.scn:2:6: unknown call frok"},
 		{"tab columns", "\tinit.frok()", "t.scn:1:7: unknown call frok"},
+		{"invisible character after a bound name", "A\u00a0= init.fork()", "t.scn:1:2: unexpected character '\\u00a0'"},
+		{"invisible character after an actor", "init\u00a0.fork()", "t.scn:1:5: unexpected character '\\u00a0'"},
+		{"invisible character after join", "join\u200binit", "t.scn:1:5: unexpected character '\\u200b'"},
+		{"invisible character after a minus", "init.kill(-\u00a0init, 9)", "t.scn:1:12: unexpected character '\\u00a0'"},
+		{"byte-order mark", "\ufeffinit.frok()", "t.scn:1:6: unknown call frok"},
+		{"byte-order mark inside", "init.getpid()\n\ufeffinit.getpid()", "t.scn:2:1: unexpected character '\\ufeff'"},
+		{"long unbound name", "init.exit(" + strings.Repeat("ABCDE", 20) + ")",
+			"t.scn:1:11: unknown constant or unbound name " + strings.Repeat("ABCDE", 8) + "…"},
+		{"long actor", strings.Repeat("x", 41) + ".fork()", "t.scn:1:1: actor " + strings.Repeat("x", 40) + "… is not bound"},
+		{"long call name", "init." + strings.Repeat("f", 1000) + "()", "t.scn:1:6: unknown call " + strings.Repeat("f", 40) + "…"},
+		{"long number", "init.exit(" + strings.Repeat("9", 100) + ")",
+			"t.scn:1:11: number " + strings.Repeat("9", 40) + "… out of range"},
+		{"long malformed number", "init.exit(1" + strings.Repeat("a", 100) + ")",
+			"t.scn:1:11: malformed number 1" + strings.Repeat("a", 39) + "…"},
+		{"long trailing token", "init.fork() " + strings.Repeat("y", 41), "t.scn:1:13: expected end of line, found " + strings.Repeat("y", 40) + "…"},
+		{"name of exactly the limit", "init.exit(" + strings.Repeat("z", 40) + ")",
+			"t.scn:1:11: unknown constant or unbound name " + strings.Repeat("z", 40)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,5 +276,42 @@ func TestParseSourceAndExpect(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("statement %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestParseLongLine parses one long statement, with a result to check at every token, and finds
+// an error at its far end at the right column.
+func TestParseLongLine(t *testing.T) {
+	const n = 200000
+	var src strings.Builder
+	src.WriteString("init.semctl(1, 0, SETALL, [")
+	for i := range n {
+		fmt.Fprintf(&src, "%d ", i)
+	}
+	src.WriteString("]) == [0 1 2 …]  # ünïcode ")
+	args := argValues(t, src.String())
+	list := args[3].list
+	if len(list) != n {
+		t.Fatalf("the list has %d values, want %d", len(list), n)
+	}
+	for i, v := range list {
+		if v != int64(i) {
+			t.Fatalf("value %d is %d", i, v)
+		}
+	}
+	line := src.String()
+	bad := line[:strings.Index(line, "]")] + "$])"
+	_, err := Parse("t.scn", []byte("init.getpid()\n"+bad))
+	want := fmt.Sprintf("t.scn:2:%d: unexpected character '$'", len(bad)-2)
+	if err == nil || err.Error() != want {
+		t.Errorf("got error %v, want %s", err, want)
+	}
+	bad = strings.Replace(line, "[0 1 2 …]", "[0 1 2 …] é ==", 1) + "\x00"
+	s, err := Parse("t.scn", []byte(bad))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.stmts[0].expect; got != "[0 1 2 …] é ==" {
+		t.Errorf("expectation %q", got)
 	}
 }

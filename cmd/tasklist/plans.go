@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,24 +13,25 @@ import (
 var plansCommand = command{
 	name:    "plans",
 	summary: "list the lock plans: presets and the toggles that model each seed's change",
-	run:     listPlans,
+	details: `
+A plan says where the table lock of a historical design is taken, on top of the per-object
+locks tasklist always takes. A plan is a preset followed by toggles, comma-separated:
+--plan linux-2.6.35,prio-without-tasklist. Unsafe toggles recreate the races the seed
+threads found and are refused unless --unsafe is given too.`,
+	setup: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) int { return listPlans },
 }
 
-func listPlans(args []string, stdout, stderr io.Writer) int {
-	if len(args) != 0 {
-		fmt.Fprint(stderr, "usage: tasklist plans\n")
-		return 2
-	}
+func listPlans(_ []string, stdout, _ io.Writer) int {
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "PRESET\tSEEDS ON\tDESIGN")
+	seedOf := map[string]string{}
+	for _, t := range plan.Toggles() {
+		seedOf[t.Name] = t.Seed
+	}
 	for _, p := range plan.Presets() {
 		var seeds []string
 		for _, name := range p.Toggles() {
-			for _, t := range plan.Toggles() {
-				if t.Name == name {
-					seeds = append(seeds, t.Seed)
-				}
-			}
+			seeds = append(seeds, seedOf[name])
 		}
 		on := strings.Join(seeds, " ")
 		if on == "" {
@@ -47,6 +49,5 @@ func listPlans(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.Name, t.Seed, t.Function, summary)
 	}
 	w.Flush()
-	fmt.Fprint(stdout, "\nA plan is a preset followed by toggles: --plan linux-2.6.35,prio-without-tasklist\n")
 	return 0
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
+	"tasklist/lockstat"
 	"tasklist/plan"
 	"tasklist/scenario"
 	"tasklist/scenario/kernelrun"
@@ -14,37 +17,62 @@ import (
 var runCommand = command{
 	name:    "run",
 	summary: "run a scenario file on the model (or with --kernel on the host kernel)",
-	run:     runScenario,
-}
+	args:    "FILE",
+	minArgs: 1,
+	maxArgs: 1,
+	details: `
+Each statement that runs prints "LINE: SOURCE = RESULT" on standard output. A failed
+expectation is reported on standard error as "FILE:LINE: expected X, got Y", a statement
+that cannot run (a name whose creating statement failed) as "FILE:LINE:COL: message".
 
-func runScenario(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, "usage: tasklist run [--kernel | --plan PLAN [--unsafe]] FILE\n") }
-	onKernel := fs.Bool("kernel", false, "run on the host kernel instead of the model")
-	planName := fs.String("plan", "scalable", "run the model under this lock plan: a preset and toggles (see tasklist plans)")
-	unsafe := fs.Bool("unsafe", false, "allow the plan's unsafe toggles, which recreate races")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	p, err := plan.Parse(*planName, *unsafe)
-	if err != nil {
-		fmt.Fprintf(stderr, "tasklist: %v\n", err)
-		return 2
-	}
-	newBackend := func() (scenario.Backend, error) { return modelrun.NewWithPlan(p) }
-	if *onKernel {
-		if p != nil {
-			fmt.Fprintln(stderr, "tasklist: --plan applies to the model; the kernel runs as it is")
-			return 2
+FILE - reads the scenario from standard input, named <stdin> in messages. A file larger
+than 64 MiB is refused.
+
+--plan runs the model under a lock plan (tasklist plans lists them): a preset and toggles,
+such as linux-2.6.35,prio-without-tasklist. A plan changes how calls wait for each other,
+never what they return. --lockstat prints, after the scenario's lines, the lock statistics
+of the run in /proc/lock_stat's columns.
+
+Exit status: 0 when every expectation held, 1 when one did not, 2 when the file cannot be
+read or parsed ("FILE:LINE:COL: message", before anything runs) or the run cannot start.`,
+	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
+		onKernel := fs.Bool("kernel", false, "run on the host kernel instead of the model (needs root and a C compiler)")
+		planName := fs.String("plan", "scalable", "run the model under this lock plan: a preset and toggles")
+		unsafe := fs.Bool("unsafe", false, "allow the plan's unsafe toggles, which recreate races")
+		stats := fs.Bool("lockstat", false, "print the run's lock statistics after the scenario")
+		return func(args []string, stdout, stderr io.Writer) int {
+			p, err := plan.Parse(*planName, *unsafe)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			newBackend := func() (scenario.Backend, error) { return modelrun.NewWithPlan(p) }
+			if *onKernel {
+				if p != nil || *stats {
+					return fail(stderr, errors.New("--plan and --lockstat apply to the model; the kernel runs as it is"))
+				}
+				newBackend = newKernel
+			}
+			name, src, err := scenario.ReadFile(args[0], os.Stdin)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if *stats {
+				defer lockstat.SetStats(lockstat.SetStats(true))
+				lockstat.ResetStats()
+			}
+			status, err := scenario.RunSource(name, src, newBackend, stdout, stderr)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			if *stats {
+				fmt.Fprintf(stdout, "\nlock statistics of %s under plan %s:\n", name, p.Name())
+				if err := lockstat.WriteTable(stdout, lockstat.Snapshot(), 0); err != nil {
+					return fail(stderr, err)
+				}
+			}
+			return status
 		}
-		newBackend = newKernel
-	}
-	return scenario.RunFile(fs.Arg(0), newBackend, stdout, stderr)
+	},
 }
 
 func newModel() (scenario.Backend, error)  { return modelrun.New() }

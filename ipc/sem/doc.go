@@ -1,7 +1,7 @@
 // Package sem models System V semaphores (Linux ipc/sem.c and the parts of
 // ipc/util.c they use) with Linux's observable behaviour: semget, semop,
 // semtimedop, semctl and SEM_UNDO, errnos included and checked in the order
-// Linux checks them (shared/spec/linux-semantics.md, section H).
+// Linux checks them (docs/linux-semantics.md, section H).
 //
 // A [Namespace] is one IPC namespace's semaphore registry. Calls take a
 // [Caller] that describes the calling process: its pid, its credentials and

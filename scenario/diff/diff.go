@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,66 +70,50 @@ func Compare(model, kernel string) []Line {
 	return lines
 }
 
-// File runs the scenario at path on a fresh model backend and a fresh kernel backend and
-// returns the lines whose results differ. It fails when the file cannot be read or parsed or
-// a backend cannot be made or closed; expectations written in the file do not matter here.
-func File(path string, model, kernel NewBackend) ([]Line, error) {
-	src, err := os.ReadFile(path)
+// File runs src, the scenario called name, on a fresh model backend and a fresh kernel backend
+// and returns the lines whose results differ. It fails when src does not parse (a
+// *scenario.Error) or a backend cannot be made or closed; expectations written in the scenario
+// do not matter here.
+func File(name string, src []byte, model, kernel NewBackend) ([]Line, error) {
+	s, err := scenario.Parse(name, src)
 	if err != nil {
 		return nil, err
 	}
-	s, err := scenario.Parse(path, src)
+	outModel, err := runOn(s, name, model)
 	if err != nil {
 		return nil, err
 	}
-	outModel, err := runOn(s, path, model)
-	if err != nil {
-		return nil, err
-	}
-	outKernel, err := runOn(s, path, kernel)
+	outKernel, err := runOn(s, name, kernel)
 	if err != nil {
 		return nil, err
 	}
 	return Compare(outModel, outKernel), nil
 }
 
-func runOn(s *scenario.Script, path string, newBackend NewBackend) (string, error) {
+func runOn(s *scenario.Script, name string, newBackend NewBackend) (string, error) {
 	b, err := newBackend()
 	if err != nil {
-		return "", fmt.Errorf("%s: cannot run: %w", path, err)
+		return "", fmt.Errorf("%s: cannot run: %w", name, err)
 	}
 	var out bytes.Buffer
 	scenario.Run(s, b, &out, io.Discard)
 	if err := b.Close(); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return out.String(), nil
 }
 
-// Files compares every file and prints, per file, each differing line with both results. It
-// returns 0 when no line differs, 1 when some do, 2 when a file cannot be parsed or run.
-func Files(paths []string, model, kernel NewBackend, stdout, stderr io.Writer) int {
-	status := 0
-	for _, path := range paths {
-		lines, err := File(path, model, kernel)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			status = 2
-			continue
-		}
-		if len(lines) == 0 {
-			fmt.Fprintf(stdout, "%s: no differences\n", path)
-			continue
-		}
-		if status == 0 {
-			status = 1
-		}
-		fmt.Fprintf(stdout, "%s: %d lines differ\n", path, len(lines))
-		for _, l := range lines {
-			fmt.Fprintf(stdout, "  %d: %s\n    model:  %s\n    kernel: %s\n", l.Line, l.Source, orNothing(l.Model), orNothing(l.Kernel))
-		}
+// Print writes the differences File found in the scenario called name: a line saying how many
+// statements differ, or that none do, then each with both results.
+func Print(w io.Writer, name string, lines []Line) {
+	if len(lines) == 0 {
+		fmt.Fprintf(w, "%s: no differences\n", name)
+		return
 	}
-	return status
+	fmt.Fprintf(w, "%s: %d lines differ\n", name, len(lines))
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %d: %s\n    model:  %s\n    kernel: %s\n", l.Line, l.Source, orNothing(l.Model), orNothing(l.Kernel))
+	}
 }
 
 func orNothing(s string) string {

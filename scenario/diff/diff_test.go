@@ -2,10 +2,8 @@ package diff
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
+	"errors"
 	"reflect"
-	"strings"
 	"testing"
 
 	"tasklist/scenario"
@@ -43,29 +41,31 @@ func backend(r scenario.Result) NewBackend {
 	return func() (scenario.Backend, error) { return fixed{r}, nil }
 }
 
-func TestFiles(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.scn")
-	bad := filepath.Join(dir, "bad.scn")
-	os.WriteFile(good, []byte("init.getpgrp()\ninit.setsid()\n"), 0o644)
-	os.WriteFile(bad, []byte("init.nosuchcall()\n"), 0o644)
+func TestFileAndPrint(t *testing.T) {
+	src := []byte("init.getpgrp()\ninit.setsid()\n")
 	zero := backend(scenario.Result{Kind: scenario.ResultInt})
 	eperm := backend(scenario.Result{Kind: scenario.ResultErrno, Errno: 1})
 
-	var out, errs bytes.Buffer
-	if st := Files([]string{good}, zero, zero, &out, &errs); st != 0 || !strings.Contains(out.String(), "no differences") {
-		t.Errorf("same backends: status %d, output %q", st, out.String())
+	lines, err := File("good.scn", src, zero, zero)
+	var out bytes.Buffer
+	Print(&out, "good.scn", lines)
+	if err != nil || len(lines) != 0 || out.String() != "good.scn: no differences\n" {
+		t.Errorf("same backends: %v, %+v, output %q", err, lines, out.String())
 	}
+	lines, err = File("good.scn", src, zero, eperm)
 	out.Reset()
-	if st := Files([]string{good}, zero, eperm, &out, &errs); st != 1 {
-		t.Errorf("different backends: status %d", st)
+	Print(&out, "good.scn", lines)
+	want := "good.scn: 2 lines differ\n  1: init.getpgrp()\n    model:  0\n    kernel: EPERM\n" +
+		"  2: init.setsid()\n    model:  0\n    kernel: EPERM\n"
+	if err != nil || out.String() != want {
+		t.Errorf("different backends: %v, output %q, want %q", err, out.String(), want)
 	}
-	want := good + ": 2 lines differ\n  1: init.getpgrp()\n    model:  0\n    kernel: EPERM\n"
-	if !strings.HasPrefix(out.String(), want) {
-		t.Errorf("output %q, want prefix %q", out.String(), want)
+	var perr *scenario.Error
+	if _, err := File("bad.scn", []byte("init.nosuchcall()\n"), zero, zero); !errors.As(err, &perr) || perr.Line != 1 {
+		t.Errorf("parse error: %v", err)
 	}
-	errs.Reset()
-	if st := Files([]string{bad, good}, zero, zero, &out, &errs); st != 2 || !strings.Contains(errs.String(), "bad.scn:1:") {
-		t.Errorf("parse error: status %d, stderr %q", st, errs.String())
+	broken := func() (scenario.Backend, error) { return nil, errors.New("no namespaces") }
+	if _, err := File("good.scn", src, zero, broken); err == nil || err.Error() != "good.scn: cannot run: no namespaces" {
+		t.Errorf("no kernel backend: %v", err)
 	}
 }

@@ -16,7 +16,8 @@
 // the foreground or at its join, prints EDEADLK, and so does every later
 // call of that task until the blocked one completes (a call made to a
 // stopped task is such a call: it runs once the task is continued).
-// A semtimedop with a timeout is never stalled: it waits for the timeout.
+// A semtimedop with a timeout is never stalled: it waits for the timeout
+// (unless its task is stopped, so that the call has not started).
 package modelrun
 
 import (
@@ -26,6 +27,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -38,7 +40,12 @@ import (
 
 // Backend is a scenario.Backend on a fresh model kernel.
 type Backend struct {
-	k     *kernel.Kernel
+	k *kernel.Kernel
+	// mu guards tasks, sets, heirs and execing: each call runs on a
+	// goroutine of its own, and one that blocked (a vfork, a call made to a
+	// stopped task) adds to them when it returns, while the driver's
+	// goroutine reads them for the next statements.
+	mu    sync.Mutex
 	tasks []*kernel.Task
 	// sets holds the id of each set a semget returned, by SetRef.
 	sets []int
@@ -100,6 +107,8 @@ func (b *Backend) Kernel() *kernel.Kernel { return b.k }
 
 // PidIn implements scenario.Backend.
 func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
+	b.mu.Lock() // for the tables
+	defer b.mu.Unlock()
 	t := b.tasks[target]
 	if heir := b.heirs[target]; heir != nil {
 		t = heir
@@ -126,7 +135,7 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) { b.start(actor
 func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool) {
 	// The actor is read before the call starts: the call may add tasks
 	// (fork) while this goroutine watches it.
-	t := b.tasks[actor]
+	t := b.task(actor)
 	bg := &background{done: make(chan struct{}), timed: timed(c), t: t, foreground: foreground}
 	b.bg[actor] = bg
 	if old := b.stuck[actor]; old != nil {
@@ -137,8 +146,11 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		default:
 		}
 	}
+	b.mu.Lock() // for execing
+	execing := b.execing[actor] != nil
+	b.mu.Unlock()
 	switch {
-	case b.execing[actor] != nil:
+	case execing:
 		// Its exec never returned, so its name still stands for its old
 		// tid, which the old leader took away: no such task.
 		bg.res = errno(unix.ESRCH)
@@ -176,7 +188,8 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 // Join implements scenario.Backend. A call still blocked once the model is
 // quiescent can never complete, since the scenario issues nothing while it
 // joins: it is left blocked and the join reports EDEADLK. A timed call is
-// waited for instead.
+// waited for instead, unless its task is stopped: then it has not started,
+// and neither has its timeout.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
 	t := bg.t
@@ -184,13 +197,15 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		select {
 		case <-bg.done:
 			delete(b.bg, actor)
+			b.mu.Lock() // for execing
 			delete(b.execing, actor)
+			b.mu.Unlock()
 			b.k.Quiesce()
 			return bg.res
 		default:
 		}
 		b.k.Quiesce()
-		if t.Sleeping() && !bg.timed {
+		if t.Sleeping() && (!bg.timed || t.Stopped()) {
 			b.stuck[actor] = bg
 			return errno(unix.EDEADLK)
 		}
@@ -200,7 +215,8 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 }
 
 // Close implements scenario.Backend: background calls still blocked are
-// interrupted.
+// interrupted, and Close returns once the tasks it killed for them have
+// finished exiting, so that the model it leaves is quiescent.
 func (b *Backend) Close() error {
 	b.stop()
 	// A call that sleeps killably only (a vfork parent waiting for its
@@ -218,6 +234,7 @@ func (b *Backend) Close() error {
 	for _, bg := range pending {
 		<-bg.done
 	}
+	b.k.Quiesce()
 	return nil
 }
 
@@ -226,7 +243,7 @@ func (b *Backend) Close() error {
 // again; in the foreground the kernel runner gives up on its reply
 // (EDEADLK).
 func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
-	t := b.tasks[actor]
+	t := b.task(actor)
 	switch {
 	case t.Exited():
 		return errno(unix.ESRCH)
@@ -366,6 +383,8 @@ func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result
 		return errno(err)
 	}
 	if leader != t {
+		b.mu.Lock() // for the tables
+		defer b.mu.Unlock()
 		for ref, u := range b.tasks {
 			if u == leader {
 				b.heirs[scenario.TaskRef(ref)] = t
@@ -382,9 +401,18 @@ func (b *Backend) created(caller *kernel.Task, make func() (*kernel.Task, error)
 	if err != nil {
 		return errno(err)
 	}
+	b.mu.Lock() // for tasks
 	b.tasks = append(b.tasks, child)
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1),
-		NewPid: child.PIDIn(caller.Namespace())}
+	ref := scenario.TaskRef(len(b.tasks) - 1)
+	b.mu.Unlock()
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: ref, NewPid: child.PIDIn(caller.Namespace())}
+}
+
+// task returns the task ref names.
+func (b *Backend) task(ref scenario.TaskRef) *kernel.Task {
+	b.mu.Lock() // for tasks
+	defer b.mu.Unlock()
+	return b.tasks[ref]
 }
 
 func setrlimit(t *kernel.Task, args []scenario.Value) error {

@@ -2,6 +2,8 @@ package modelrun
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -117,5 +119,53 @@ A.getppid() == init
 `)
 	if status != 0 {
 		t.Fatalf("status %d:\n%s", status, out)
+	}
+}
+
+// Close kills the tasks whose calls are still blocked, and returns only
+// once they and their namespace have finished dying, so that the model it
+// leaves is quiescent and its invariants hold (B11).
+func TestCloseLeavesTheModelQuiescent(t *testing.T) {
+	var src strings.Builder
+	for i := range 16 {
+		fmt.Fprintf(&src, "C%d = init.fork()\nC%d.fork()\n", i, i)
+	}
+	src.WriteString("init.wait4(0, 0) == EDEADLK\n")
+	s, err := scenario.Parse("t.scn", []byte(src.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		b, err := New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errOut bytes.Buffer
+		if status := scenario.Run(s, b, io.Discard, &errOut); status != 0 {
+			t.Fatalf("status %d: %s", status, errOut.String())
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Kernel().CheckInvariants(); err != nil {
+			t.Fatalf("invariants after Close: %v", err)
+		}
+	}
+}
+
+// A background vfork returns once its child dies, on the call's own
+// goroutine, while the driver goes on making tasks and reading names: the
+// tables they share are locked (run with -race).
+func TestBackgroundVforkReturnsWhileTheDriverRuns(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("A = init.fork()\nB = A.clone(CLONE_VFORK|SIGCHLD) &\n")
+	src.WriteString("init.kill(3, SIGKILL) == 0\n") // A's vfork child, unnamed until the join
+	for i := range 8 {
+		fmt.Fprintf(&src, "C%d = init.fork()\nC%d.getppid() == init\n", i, i)
+	}
+	src.WriteString("join A == B\ninit.wait4(B, __WALL) == ECHILD\nA.wait4(B, 0) == B killed SIGKILL\n")
+	out, errOut, status := runText(t, src.String())
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
 	}
 }

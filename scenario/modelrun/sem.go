@@ -21,6 +21,8 @@ func (b *Backend) semget(t *kernel.Task, args []scenario.Value) scenario.Result 
 	if err != nil {
 		return errno(err)
 	}
+	b.mu.Lock() // for sets
+	defer b.mu.Unlock()
 	for ref, known := range b.sets {
 		if known == id {
 			return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(ref), SetID: id}
@@ -33,6 +35,8 @@ func (b *Backend) semget(t *kernel.Task, args []scenario.Value) scenario.Result 
 // setID resolves a set argument: a bound set's id, or an integer.
 func (b *Backend) setID(v scenario.Value) int {
 	if v.Kind == scenario.ValueSet {
+		b.mu.Lock() // for sets
+		defer b.mu.Unlock()
 		return b.sets[v.Set]
 	}
 	return cint(v)

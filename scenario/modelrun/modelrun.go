@@ -6,7 +6,8 @@
 // CLONE_NEWPID and setsid() — the same position the kernel runner gives it
 // on the host. Between statements the backend waits for the model to be
 // quiescent (Kernel.Quiesce), and a background call is handed back once it
-// has completed or is blocked in a wait.
+// has completed or is blocked in a wait; both waits sleep until the kernel
+// reports an event (Kernel.Await) rather than poll.
 //
 // Conventions shared with the kernel runner, for what the contract leaves
 // open: a call by a task that has exited (a zombie or reaped) prints ESRCH;
@@ -24,10 +25,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -155,22 +154,16 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		bg.res = b.call(actor, c, foreground)
 		close(bg.done)
 	}()
-	for {
-		select {
-		case <-bg.done:
-			b.k.Quiesce()
-			return
-		default:
-		}
-		if t.Sleeping() {
-			b.k.Quiesce()
-			if t.Sleeping() {
-				return
-			}
-		}
-		runtime.Gosched()
-		time.Sleep(20 * time.Microsecond)
-	}
+	// Handed back once the call has returned, or its task sleeps in it
+	// with nothing asynchronous left to wake it.
+	b.k.Await(bg.done, b.asleep(t))
+	b.k.Quiesce()
+}
+
+// asleep is the condition, for Kernel.Await, that t sleeps in a blocking
+// call while the model is quiescent: only another task's call can wake it.
+func (b *Backend) asleep(t *kernel.Task) func() bool {
+	return func() bool { return b.k.Quiescent() && t.Sleeping() }
 }
 
 // Join implements scenario.Backend. A call still blocked once the model is
@@ -179,24 +172,15 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 // waited for instead.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
-	t := bg.t
-	for {
-		select {
-		case <-bg.done:
-			delete(b.bg, actor)
-			delete(b.execing, actor)
-			b.k.Quiesce()
-			return bg.res
-		default:
-		}
-		b.k.Quiesce()
-		if t.Sleeping() && !bg.timed {
-			b.stuck[actor] = bg
-			return errno(unix.EDEADLK)
-		}
-		runtime.Gosched()
-		time.Sleep(20 * time.Microsecond)
+	if !bg.timed && b.k.Await(bg.done, b.asleep(bg.t)) {
+		b.stuck[actor] = bg
+		return errno(unix.EDEADLK)
 	}
+	<-bg.done
+	delete(b.bg, actor)
+	delete(b.execing, actor)
+	b.k.Quiesce()
+	return bg.res
 }
 
 // Close implements scenario.Backend: background calls still blocked are

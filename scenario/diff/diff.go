@@ -5,6 +5,7 @@ package diff
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,8 +73,9 @@ func Compare(model, kernel string) []Line {
 }
 
 // File runs the scenario at path on a fresh model backend and a fresh kernel backend and
-// returns the lines whose results differ. It fails when the file cannot be read or parsed or
-// a backend cannot be made or closed; expectations written in the file do not matter here.
+// returns the lines whose results differ. It fails when the file cannot be read or parsed, a
+// backend cannot be made or closed, or it could not tell what a call did (the run's FILE:LINE
+// message); expectations written in the file do not matter here.
 func File(path string, model, kernel NewBackend) ([]Line, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -99,10 +101,15 @@ func runOn(s *scenario.Script, path string, newBackend NewBackend) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot run: %w", path, err)
 	}
-	var out bytes.Buffer
-	scenario.Run(s, b, &out, io.Discard)
+	var out, errs bytes.Buffer
+	status := scenario.Run(s, b, &out, &errs)
 	if err := b.Close(); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if status == 2 {
+		// The runner could not tell what a call did: what it printed is no result to compare.
+		lines := strings.Split(strings.TrimSpace(errs.String()), "\n")
+		return "", errors.New(lines[len(lines)-1])
 	}
 	return out.String(), nil
 }

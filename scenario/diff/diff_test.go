@@ -2,6 +2,7 @@ package diff
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -35,9 +36,9 @@ func (f fixed) PidIn(viewer, target scenario.TaskRef) int { return 0 }
 func (f fixed) Do(scenario.TaskRef, scenario.Call) scenario.Result {
 	return f.res
 }
-func (f fixed) Start(scenario.TaskRef, scenario.Call) {}
-func (f fixed) Join(scenario.TaskRef) scenario.Result { return f.res }
-func (f fixed) Close() error                          { return nil }
+func (f fixed) Start(scenario.TaskRef, scenario.Call) error { return nil }
+func (f fixed) Join(scenario.TaskRef) scenario.Result       { return f.res }
+func (f fixed) Close() error                                { return nil }
 
 func backend(r scenario.Result) NewBackend {
 	return func() (scenario.Backend, error) { return fixed{r}, nil }
@@ -67,5 +68,18 @@ func TestFiles(t *testing.T) {
 	errs.Reset()
 	if st := Files([]string{bad, good}, zero, zero, &out, &errs); st != 2 || !strings.Contains(errs.String(), "bad.scn:1:") {
 		t.Errorf("parse error: status %d, stderr %q", st, errs.String())
+	}
+}
+
+// A runner that cannot tell what a call did makes the file fail with the run's message, not
+// differ: the lines it did not print are no results.
+func TestFileRunnerGaveUp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f.scn")
+	os.WriteFile(path, []byte("init.getpgrp()\ninit.setsid()\n"), 0o644)
+	zero := backend(scenario.Result{Kind: scenario.ResultInt})
+	fatal := backend(scenario.Result{Kind: scenario.ResultFatal, Err: errors.New("gave up")})
+	lines, err := File(path, zero, fatal)
+	if err == nil || err.Error() != path+":1: gave up" {
+		t.Errorf("File = %v, %v; want the error %q", lines, err, path+":1: gave up")
 	}
 }

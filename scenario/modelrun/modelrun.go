@@ -119,8 +119,12 @@ func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 }
 
 // Start implements scenario.Backend: the call runs on a goroutine of its
-// own, and Start returns once it has finished or sleeps in a wait.
-func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) { b.start(actor, c, false) }
+// own, and Start returns once it has finished or sleeps in a wait. It
+// never fails: the model always knows what a call did.
+func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) error {
+	b.start(actor, c, false)
+	return nil
+}
 
 func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool) {
 	// The actor is read before the call starts: the call may add tasks

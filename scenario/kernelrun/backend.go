@@ -3,6 +3,7 @@ package kernelrun
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -408,12 +409,21 @@ func (t *task) tryReply() (m message, ok, done bool) {
 	}
 }
 
+// stallFor is how long call c may stay blocked in a quiescent system before the runner stops
+// waiting for it: StallTimeout, plus a semtimedop's deadline if it has one (a timeout too
+// large for Linux's clock is none: scenario.SemTimeout). The sum saturates.
 func stallFor(c scenario.Call) time.Duration {
-	d := StallTimeout
-	if c.Name == "semtimedop" && len(c.Args) > 1 && c.Args[1].Int > 0 {
-		d += time.Duration(c.Args[1].Int) * time.Millisecond
+	if c.Name != "semtimedop" || len(c.Args) < 2 {
+		return StallTimeout
 	}
-	return d
+	d, timed := scenario.SemTimeout(c.Args[1].Int)
+	if !timed {
+		return StallTimeout
+	}
+	if d > math.MaxInt64-StallTimeout {
+		return math.MaxInt64
+	}
+	return StallTimeout + d
 }
 
 func errnoResult(e syscall.Errno) scenario.Result {

@@ -74,8 +74,9 @@
 // loop (/proc/TID/syscall), or is stopped, or has died; join then waits for the reply.
 //
 // A call blocked with every task asleep can only be ended by a timeout. After StallTimeout
-// (plus a semtimedop's own timeout) the runner stops waiting: the call prints EDEADLK, and the
-// task answers EDEADLK until its stale reply arrives, which is then dropped.
+// (plus a semtimedop's own timeout, unless it is too large for Linux's clock, which makes it
+// an untimed wait: scenario.SemTimeout) the runner stops waiting: the call prints EDEADLK, and
+// the task answers EDEADLK until its stale reply arrives, which is then dropped.
 //
 // # Results it cannot tell
 //

@@ -1,10 +1,12 @@
 package kernelrun
 
 import (
+	"math"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -90,5 +92,22 @@ func TestGivesUpWhenTasksNeverSettle(t *testing.T) {
 	status := scenario.Run(s, b, &out, &errs)
 	if status != 2 || out.String() != "" || !strings.HasPrefix(errs.String(), "spin:1: the tasks did not settle") {
 		t.Errorf("status %d (want 2)\nstdout:\n%s\nstderr:\n%s", status, out.String(), errs.String())
+	}
+}
+
+// A semtimedop's stall time saturates instead of overflowing into an early EDEADLK, and a
+// timeout too large for Linux's clock adds nothing: the call is an untimed one.
+func TestStallForHugeTimeouts(t *testing.T) {
+	call := func(ms int64) scenario.Call {
+		return scenario.Call{Name: "semtimedop", Args: []scenario.Value{{}, {Kind: scenario.ValueInt, Int: ms}}}
+	}
+	if d := stallFor(call(math.MaxInt64)); d != StallTimeout {
+		t.Errorf("stallFor(MaxInt64 ms) = %v, want StallTimeout %v", d, StallTimeout)
+	}
+	if d := stallFor(call(9223372036000 - 1)); d != math.MaxInt64 {
+		t.Errorf("stallFor(just under KTIME_SEC_MAX s) = %v, want the largest duration", d)
+	}
+	if d := stallFor(call(1500)); d != StallTimeout+1500*time.Millisecond {
+		t.Errorf("stallFor(1500 ms) = %v", d)
 	}
 }

@@ -161,13 +161,42 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 	// Handed back once the call has returned, or its task sleeps in it
 	// with nothing asynchronous left to wake it.
 	b.k.Await(bg.done, b.asleep(t))
-	b.k.Quiesce()
+	b.settle()
 }
 
 // asleep is the condition, for Kernel.Await, that t sleeps in a blocking
 // call while the model is quiescent: only another task's call can wake it.
 func (b *Backend) asleep(t *kernel.Task) func() bool {
 	return func() bool { return b.k.Quiescent() && t.Sleeping() }
+}
+
+// settle waits until the model is quiescent and every call in flight, in
+// the background or stuck, has returned or sleeps: a sleeper that the last
+// call woke finishes what it does before the next statement, as on the
+// kernel runner, which waits until the tasks it woke are quiet. Its goroutine
+// is no asynchronous work of the kernel's, so Quiesce alone would not wait
+// for it.
+func (b *Backend) settle() {
+	for {
+		b.k.Quiesce()
+		waited := false
+		for _, calls := range []map[scenario.TaskRef]*background{b.bg, b.stuck} {
+			for _, bg := range calls {
+				select {
+				case <-bg.done:
+					continue
+				default:
+				}
+				if !b.asleep(bg.t)() {
+					waited = true
+					b.k.Await(bg.done, b.asleep(bg.t))
+				}
+			}
+		}
+		if !waited {
+			return
+		}
+	}
 }
 
 // Join implements scenario.Backend. A call still blocked once the model is
@@ -177,13 +206,15 @@ func (b *Backend) asleep(t *kernel.Task) func() bool {
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
 	if !bg.timed && b.k.Await(bg.done, b.asleep(bg.t)) {
+		delete(b.bg, actor)
 		b.stuck[actor] = bg
+		b.settle()
 		return errno(unix.EDEADLK)
 	}
 	<-bg.done
 	delete(b.bg, actor)
 	delete(b.execing, actor)
-	b.k.Quiesce()
+	b.settle()
 	return bg.res
 }
 

@@ -281,7 +281,13 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 
 // dispatch maps one call onto the model.
 func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
-	arg := func(i int) int { return c.Args[i].Pid(b, actor) }
+	// An int or pid_t parameter (and a uid_t, gid_t: the same 32 bits) keeps the low 32 bits
+	// of the 64-bit register, sign-extended, as the kernel's system call entry casts it:
+	// kill(4294967297, 0) is kill(1, 0).
+	arg := func(i int) int { return int(int32(c.Args[i].Pid(b, actor))) }
+	// An int of option bits keeps the same 32 bits, as the model's option masks hold them
+	// (__WCLONE is bit 31).
+	bits := func(i int) int { return int(uint32(c.Args[i].Int)) }
 	switch c.Name {
 	case "fork":
 		return b.created(t, func() (*kernel.Task, error) { return t.Fork() })
@@ -305,19 +311,20 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		if len(c.Args) > 3 {
 			addr, data = uint64(c.Args[2].Int), uint64(c.Args[3].Int)
 		}
-		return zero(t.Ptrace(arg(0), target, addr, data))
+		// The request is a long; the pid, a long too, is looked up as a pid_t.
+		return zero(t.Ptrace(int(c.Args[0].Int), target, addr, data))
 	case "exit":
 		return done(t.Exit(arg(0)))
 	case "exit_group":
 		return done(t.ExitGroup(arg(0)))
 	case "wait4":
-		r, err := t.Wait4(b.ctx, arg(0), arg(1))
+		r, err := t.Wait4(b.ctx, arg(0), bits(1))
 		if r.Code == kernel.CLDTrapped {
 			r.Code = kernel.CLDStopped // wait4's status cannot tell them apart
 		}
 		return waited(r, err)
 	case "waitid":
-		r, err := t.Waitid(b.ctx, arg(0), arg(1), arg(2))
+		r, err := t.Waitid(b.ctx, arg(0), arg(1), bits(2))
 		return waited(r, err)
 	case "getpid":
 		return pid(t.Getpid(), nil)
@@ -358,10 +365,11 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 	case "setrlimit":
 		return zero(setrlimit(t, c.Args))
 	case "signal":
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1)})
+		// The handler is a pointer, all 64 bits of it.
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int)})
 		return zero(err)
 	case "sigaction":
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1), Flags: uint64(c.Args[2].Int)})
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int), Flags: uint64(c.Args[2].Int)})
 		return zero(err)
 	case "prctl":
 		return prctl(t, c.Args)
@@ -406,8 +414,9 @@ func (b *Backend) created(caller *kernel.Task, make func() (*kernel.Task, error)
 		NewPid: child.PIDIn(caller.Namespace())}
 }
 
+// setrlimit is prlimit64 on the caller, whose resource is an unsigned int.
 func setrlimit(t *kernel.Task, args []scenario.Value) error {
-	res := int(args[0].Int)
+	res := int(uint32(args[0].Int))
 	lim, err := t.Getrlimit(res)
 	if err != nil {
 		return err
@@ -419,8 +428,9 @@ func setrlimit(t *kernel.Task, args []scenario.Value) error {
 	return t.Setrlimit(res, lim)
 }
 
+// prctl's option is an int; its argument an unsigned long, all of which counts.
 func prctl(t *kernel.Task, args []scenario.Value) scenario.Result {
-	switch option := args[0].Int; {
+	switch option := int32(args[0].Int); {
 	case option == unix.PR_SET_CHILD_SUBREAPER && len(args) == 2:
 		return zero(t.PrctlSetChildSubreaper(args[1].Int != 0))
 	case option == unix.PR_GET_CHILD_SUBREAPER:

@@ -335,7 +335,8 @@ static long do_sigaction(long sig, long kind, long flags)
 static long do_prctl(long option, long arg)
 {
 	int v = 0;
-	if (option == 2 /* PR_GET_PDEATHSIG */ || option == 37 /* PR_GET_CHILD_SUBREAPER */) {
+	// The option is an int to the kernel: decide on the value it will see.
+	if ((int)option == 2 /* PR_GET_PDEATHSIG */ || (int)option == 37 /* PR_GET_CHILD_SUBREAPER */) {
 		long r = S5(SYS_prctl, option, &v, 0, 0, 0);
 		return r < 0 ? r : v;
 	}

@@ -141,6 +141,9 @@ func (b *Backend) decode(t *task, op int, c scenario.Call, m message) (scenario.
 	if m.tooBig {
 		return scenario.Result{}, fmt.Errorf("%s: the result does not fit in the agent's reply", c.Name)
 	}
+	if (op == opFork || op == opClone) && m.words[0] >= 0 {
+		return b.created(t, int(m.words[0]), m)
+	}
 	return b.decodeReply(t, op, c, m), nil
 }
 
@@ -151,8 +154,6 @@ func (b *Backend) decodeReply(t *task, op int, c scenario.Call, m message) scena
 		return errnoResult(syscall.Errno(-ret))
 	}
 	switch op {
-	case opFork, opClone:
-		return b.created(t, int(ret), m)
 	case opExit, opExitGroup:
 		return scenario.Result{Kind: scenario.ResultDone}
 	case opExecve:
@@ -233,8 +234,10 @@ func waitInfo(w []int64) scenario.Result {
 
 // created records the task a fork or clone made; pid is its pid in the creator's namespace.
 // The pidfd in the reply names it; without one (a kernel without pidfds of threads) the
-// child's hello, whose tid has pid at the creator's level, does.
-func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
+// child's hello, whose tid has pid at the creator's level, does. A child the pidfd shows gone
+// is known by its pid alone; one that neither a pidfd nor a hello names cannot be told from a
+// slow one, and the runner says so rather than call it gone.
+func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, error) {
 	tid := 0
 	for _, fd := range m.fds {
 		if tid == 0 {
@@ -242,6 +245,7 @@ func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
 		}
 		unix.Close(fd)
 	}
+	pidfd := len(m.fds) > 0
 	level := len(creator.ns) - 1
 	var id identity
 	var err error
@@ -251,13 +255,16 @@ func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
 	if tid <= 0 || err != nil {
 		id, err = b.findHello(level, creator.ns[level], pid)
 	}
+	if err != nil && !pidfd {
+		return scenario.Result{}, fmt.Errorf("the new task %d sent no hello and the kernel gave no pidfd of it: the runner cannot find it", pid)
+	}
 	if err != nil {
 		// The child is gone before it could be looked at: it is known only by its pid.
 		id = identity{nspid: make([]int, level+1), ns: append([]uint64{}, creator.ns...)}
 		id.nspid[level] = pid
 	}
 	b.tasks = append(b.tasks, &task{identity: id, gone: err != nil})
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}, nil
 }
 
 // findHello finds the new task whose pid at level, in namespace ns, is pid among those that

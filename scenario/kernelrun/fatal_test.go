@@ -111,3 +111,13 @@ func TestStallForHugeTimeouts(t *testing.T) {
 		t.Errorf("stallFor(1500 ms) = %v", d)
 	}
 }
+
+// A new task that neither a pidfd nor a hello names could be slow rather than gone: the runner
+// says it cannot find it instead of calling it gone.
+func TestUnfoundChildIsFatal(t *testing.T) {
+	b := newBackend(t)
+	defer b.Close()
+	if res, err := b.created(b.tasks[scenario.Init], 999, message{words: []int64{999}}); err == nil {
+		t.Errorf("created with no pidfd and no hello = %+v, want an error", res)
+	}
+}

@@ -54,6 +54,9 @@ type Backend struct {
 	// until the call returns, the thread's name stands for that tid, as on
 	// the kernel runner, which learns of the exchange from the reply.
 	execing map[scenario.TaskRef]*kernel.Task
+	// workers holds, per task, the channel of the goroutine that makes its
+	// calls (worker).
+	workers map[scenario.TaskRef]chan func()
 	ctx     context.Context
 	stop    context.CancelFunc
 }
@@ -91,7 +94,8 @@ func NewWithPlan(p *plan.Plan) (*Backend, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
 		stuck: map[scenario.TaskRef]*background{}, heirs: map[scenario.TaskRef]*kernel.Task{},
-		execing: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
+		execing: map[scenario.TaskRef]*kernel.Task{}, workers: map[scenario.TaskRef]chan func(){},
+		ctx: ctx, stop: stop}, nil
 }
 
 // Kernel returns the model the scenario runs on.
@@ -154,10 +158,10 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		close(bg.done)
 		return
 	}
-	go func() {
+	b.worker(actor) <- func() {
 		bg.res = b.call(actor, c, foreground)
 		close(bg.done)
-	}()
+	}
 	// Handed back once the call has returned, or its task sleeps in it
 	// with nothing asynchronous left to wake it.
 	b.k.Await(bg.done, b.asleep(t))
@@ -237,7 +241,30 @@ func (b *Backend) Close() error {
 	for _, bg := range pending {
 		<-bg.done
 	}
+	for _, w := range b.workers {
+		close(w)
+	}
 	return nil
+}
+
+// worker returns the channel of the goroutine that makes actor's calls, one
+// at a time, starting it on first use. A task makes one call at a time, so
+// its worker is free whenever a call is started (a task stuck in a call is
+// refused before); one goroutine per task, not per call, keeps a
+// million-line scenario from paying for a fresh goroutine and its stack
+// growth on every statement.
+func (b *Backend) worker(actor scenario.TaskRef) chan<- func() {
+	w := b.workers[actor]
+	if w == nil {
+		w = make(chan func())
+		b.workers[actor] = w
+		go func() {
+			for call := range w {
+				call()
+			}
+		}()
+	}
+	return w
 }
 
 // call makes one call for actor. A call on a stopped task starts, and a

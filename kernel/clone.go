@@ -44,7 +44,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	}
 	k := t.k
 	creds := t.creds.Load()
-	child := &Task{k: k, started: k.now()} // off every lock, as the release side
+	child := &Task{k: k, sleepingOn: sleepSlot{k: k}, started: k.now()} // off every lock, as the release side
 	child.creds.Store(creds)
 	child.nice.Store(t.nice.Load())
 
@@ -307,7 +307,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 
 // newInit creates the root namespace's init.
 func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
-	t := &Task{k: k}
+	t := &Task{k: k, sleepingOn: sleepSlot{k: k}}
 	t.creds.Store(rootCreds())
 	p, serial, err := allocPID(k.rootNS, t)
 	if err != nil {

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"errors"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,8 +81,10 @@ type Kernel struct {
 	// async counts work that runs on goroutines of its own on behalf of
 	// a task and is neither finished nor waiting on another task: exits
 	// of killed tasks, group stops, and notifications of stops and
-	// continues to parents.
+	// continues to parents. Its fall to zero is an event for settle.
 	async atomic.Int64
+	// settle wakes callers waiting for the model to settle (settle.go).
+	settle settle
 }
 
 // New creates a kernel whose root pid namespace holds init (pid 1), which
@@ -138,28 +139,3 @@ func (k *Kernel) EntropySamples() uint64 { return k.entropy.Samples() }
 // now is the monotonic clock, read once when a task is made and once when
 // it is released.
 func (k *Kernel) now() int64 { return int64(time.Since(k.boot)) }
-
-// Quiesce waits until no exit of a killed task is still running: every
-// task that was sent a fatal signal has finished exiting or is blocked on
-// another task (a namespace init waiting for its namespace to empty), and
-// every stop or continue has taken effect and reached the parent. Calls
-// made concurrently may start new work; Quiesce is for callers that have
-// stopped issuing calls, such as the scenario runner between statements.
-func (k *Kernel) Quiesce() {
-	backoff := time.Microsecond
-	for k.async.Load() != 0 {
-		runtime.Gosched()
-		time.Sleep(backoff)
-		backoff = min(2*backoff, time.Millisecond)
-	}
-}
-
-// goAsync runs f on a goroutine of its own, counted by Quiesce from
-// before goAsync returns, so that Quiesce cannot miss it.
-func (k *Kernel) goAsync(f func()) {
-	k.async.Add(1)
-	go func() {
-		defer k.async.Add(-1)
-		f()
-	}()
-}

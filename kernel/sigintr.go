@@ -152,7 +152,7 @@ func (t *Task) takeLocked() int {
 	if sig != 0 {
 		t.intrSig = 0
 		t.intr = nil
-		t.k.async.Add(-1)
+		t.k.asyncDone()
 	}
 	return sig
 }

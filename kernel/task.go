@@ -95,7 +95,7 @@ type Task struct {
 	groupDead atomic.Bool
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
-	sleepingOn atomic.Pointer[sleep]
+	sleepingOn sleepSlot
 
 	// ipcNS is the task's IPC namespace; semUndo its semaphore undo list,
 	// nil until first used or shared.

@@ -82,6 +82,7 @@ const (
 	ResultNewTask                       // NewTask, NewPid: fork or clone made a task
 	ResultNewSet                        // NewSet, SetID: semget found or made a set
 	ResultErrno                         // Errno: the call failed
+	ResultFatal                         // Err: the runner cannot tell what the call did; the run stops
 )
 
 // WaitHow is what a wait reported about a child.
@@ -101,6 +102,7 @@ const (
 // ResultInt 0.
 type Result struct {
 	Kind    ResultKind
+	Err     error
 	Errno   syscall.Errno
 	Int     int64
 	Pid     int
@@ -121,11 +123,14 @@ type Backend interface {
 	// names stay bound after their task is gone.
 	PidIn(viewer, target TaskRef) int
 	// Do makes a call in the foreground and returns its result once the system is quiescent.
+	// A Backend that cannot tell what the call did (it could not pass the arguments, gave up
+	// waiting, or was interrupted) never guesses: it returns ResultFatal, which ends the run.
 	Do(actor TaskRef, c Call) Result
 	// Start makes a call in the background and returns once it has completed or blocked and the
-	// system is quiescent.
-	Start(actor TaskRef, c Call)
-	// Join waits for actor's background call, then for quiescence, and returns the call's result.
+	// system is quiescent. A non-nil error is a ResultFatal's: the run ends.
+	Start(actor TaskRef, c Call) error
+	// Join waits for actor's background call, then for quiescence, and returns the call's result
+	// (ResultFatal as for Do).
 	Join(actor TaskRef) Result
 	// Close releases every task, set and resource the Backend holds.
 	Close() error

@@ -11,8 +11,11 @@
 // ACTOR is init or a name bound by an earlier fork, clone or semget. Arguments are integers
 // (decimal, hex, octal with a leading 0), Linux constants joined with |, task names (a pid as
 // the caller sees it), -NAME (a negated pid), semaphore-set names, sembufs {NUM, OP, FLAGS} and
-// value lists [1 2 3]. Every executed statement prints "LINE: SOURCE = RESULT"; a background
-// call (&) prints its result at its join.
+// value lists [1 2 3]. Integers are 64-bit and reach a call whole, as a register would; the
+// call keeps what its C parameter holds (the low 32 bits of an int, pid_t or uid_t, all of an
+// unsigned long), so kill(4294967297, 0) is kill(1, 0) on both runners. Every executed
+// statement prints "LINE: SOURCE = RESULT"; a background call (&) prints its result at its
+// join.
 //
 // This package is everything the two runners share: the lexer, the parser with its static
 // checks, and the driver that binds names, tracks background calls, formats results and checks

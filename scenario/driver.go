@@ -35,7 +35,8 @@ type runner struct {
 
 // Run runs a parsed script on b, one statement at a time, printing "LINE: SOURCE = RESULT" for
 // each executed statement on stdout and each failed expectation on stderr. It returns 0 when
-// every expectation held and 1 otherwise. It does not close b.
+// every expectation held and 1 otherwise, or 2 when b could not tell what a call did: that is
+// said as "FILE:LINE: why" on stderr, and the run stops there. It does not close b.
 func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
 	r := &runner{
 		file:    s.file,
@@ -47,6 +48,9 @@ func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
 		started: map[string]bool{},
 	}
 	for _, st := range s.stmts {
+		if r.status == statusFatal {
+			break
+		}
 		if st.join {
 			r.join(st)
 		} else {
@@ -71,7 +75,10 @@ func (r *runner) call(st *stmt) {
 	}
 	c := Call{Name: st.call, Args: args, Pos: st.callPos}
 	if st.background {
-		r.b.Start(actor, c)
+		if err := r.b.Start(actor, c); err != nil {
+			r.fatal(st, err)
+			return
+		}
 		r.started[st.actor] = true
 		return
 	}
@@ -93,6 +100,10 @@ func (r *runner) join(st *stmt) {
 // finish binds what issued created, prints the line of st, which is issued itself or the join
 // that waited for it, and checks the expectations of both.
 func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
+	if res.Kind == ResultFatal {
+		r.fatal(st, res.Err)
+		return
+	}
 	if issued.bind != "" {
 		switch {
 		case issued.creates == createsTask && res.Kind == ResultNewTask:
@@ -119,6 +130,15 @@ func (r *runner) check(st *stmt, got string) {
 		fmt.Fprintf(r.stderr, "%s:%d: expected %s, got %s\n", r.file, st.line, st.expect, got)
 		r.status = 1
 	}
+}
+
+// statusFatal is Run's status once a Backend could not tell what a call did.
+const statusFatal = 2
+
+// fatal reports that the Backend could not tell what st's call did, and stops the run.
+func (r *runner) fatal(st *stmt, err error) {
+	fmt.Fprintf(r.stderr, "%s:%d: %v\n", r.file, st.line, err)
+	r.status = statusFatal
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }

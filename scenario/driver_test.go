@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -268,6 +269,71 @@ func TestValuePid(t *testing.T) {
 	for _, tt := range tests {
 		if got := tt.v.Pid(b, tt.caller); got != tt.want {
 			t.Errorf("%+v.Pid(caller %d) = %d, want %d", tt.v, tt.caller, got, tt.want)
+		}
+	}
+}
+
+// givingUp is a backend that cannot tell what the call on line fatalLine did, at the step
+// named by at: "do" (in the foreground), "start" or "join" (in the background).
+type givingUp struct {
+	*fakeBackend
+	fatalLine int
+	at        string
+	fatal     map[TaskRef]bool // actor -> its background call is the one to give up on
+}
+
+var errGaveUp = errors.New("the runner gave up waiting")
+
+func (b *givingUp) Do(actor TaskRef, c Call) Result {
+	if c.Pos.Line == b.fatalLine && b.at == "do" {
+		return Result{Kind: ResultFatal, Err: errGaveUp}
+	}
+	return b.fakeBackend.Do(actor, c)
+}
+
+func (b *givingUp) Start(actor TaskRef, c Call) error {
+	if c.Pos.Line == b.fatalLine && b.at == "start" {
+		return errGaveUp
+	}
+	b.fatal[actor] = c.Pos.Line == b.fatalLine && b.at == "join"
+	return b.fakeBackend.Start(actor, c)
+}
+
+func (b *givingUp) Join(actor TaskRef) Result {
+	if b.fatal[actor] {
+		return Result{Kind: ResultFatal, Err: errGaveUp}
+	}
+	return b.fakeBackend.Join(actor)
+}
+
+// A call whose result the backend cannot tell stops the run with status 2 and FILE:LINE on
+// stderr, and prints no result for it: in the foreground, at its start and at its join.
+func TestRunStopsAtFatal(t *testing.T) {
+	s, err := Parse("t.scn", []byte(`A = init.fork()
+A.getpid() == A
+B = A.fork() &
+join A == B
+init.getpid() == init
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at        string
+		line      int
+		wantLines int
+		wantErr   string
+	}{
+		{"do", 2, 1, "t.scn:2: the runner gave up waiting\n"},
+		{"start", 3, 2, "t.scn:3: the runner gave up waiting\n"},
+		{"join", 3, 2, "t.scn:4: the runner gave up waiting\n"},
+	} {
+		b := &givingUp{fakeBackend: newFakeBackend(), fatalLine: tc.line, at: tc.at, fatal: map[TaskRef]bool{}}
+		var out, errOut bytes.Buffer
+		status := Run(s, b, &out, &errOut)
+		if status != 2 || errOut.String() != tc.wantErr || strings.Count(out.String(), "\n") != tc.wantLines {
+			t.Errorf("%s: status %d, want 2\nstdout (want %d lines):\n%s\nstderr (want %q):\n%s",
+				tc.at, status, tc.wantLines, out.String(), tc.wantErr, errOut.String())
 		}
 	}
 }

@@ -209,9 +209,10 @@ func (b *fakeBackend) semctl(actor TaskRef, args []Value) Result {
 	return errno(unix.EINVAL)
 }
 
-func (b *fakeBackend) Start(actor TaskRef, c Call) {
+func (b *fakeBackend) Start(actor TaskRef, c Call) error {
 	b.log = append(b.log, fmt.Sprintf("start %d %s", actor, c.Name))
 	b.pending[actor] = c
+	return nil
 }
 
 func (b *fakeBackend) Join(actor TaskRef) Result {

@@ -33,6 +33,6 @@ type failingBackend struct{}
 
 func (failingBackend) PidIn(viewer, target TaskRef) int { return int(target) + 1 }
 func (failingBackend) Do(TaskRef, Call) Result          { return errno(unix.ENOSYS) }
-func (failingBackend) Start(TaskRef, Call)              {}
+func (failingBackend) Start(TaskRef, Call) error        { return nil }
 func (failingBackend) Join(TaskRef) Result              { return errno(unix.ENOSYS) }
 func (failingBackend) Close() error                     { return nil }

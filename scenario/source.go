@@ -44,8 +44,9 @@ func ReadFile(path string, stdin io.Reader) (name string, src []byte, err error)
 
 // RunSource parses src, the scenario called name, makes a Backend with newBackend, runs the
 // scenario on it and closes it. It returns Run's status: 0 when every expectation held, 1 when
-// one failed. It returns an error instead, after printing what ran, when src does not parse (an
-// *Error) or the Backend cannot be made or closed; the contract's exit status is then 2.
+// one failed, 2 when the Backend could not tell what a call did (said on stderr; the run
+// stopped there). It returns an error instead, after printing what ran, when src does not parse
+// (an *Error) or the Backend cannot be made or closed; the contract's exit status is then 2.
 func RunSource(name string, src []byte, newBackend func() (Backend, error), stdout, stderr io.Writer) (int, error) {
 	s, err := Parse(name, src)
 	if err != nil {

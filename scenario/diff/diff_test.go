@@ -33,9 +33,9 @@ func (f fixed) PidIn(viewer, target scenario.TaskRef) int { return 0 }
 func (f fixed) Do(scenario.TaskRef, scenario.Call) scenario.Result {
 	return f.res
 }
-func (f fixed) Start(scenario.TaskRef, scenario.Call) {}
-func (f fixed) Join(scenario.TaskRef) scenario.Result { return f.res }
-func (f fixed) Close() error                          { return nil }
+func (f fixed) Start(scenario.TaskRef, scenario.Call) error { return nil }
+func (f fixed) Join(scenario.TaskRef) scenario.Result       { return f.res }
+func (f fixed) Close() error                                { return nil }
 
 func backend(r scenario.Result) NewBackend {
 	return func() (scenario.Backend, error) { return fixed{r}, nil }
@@ -67,5 +67,16 @@ func TestFileAndPrint(t *testing.T) {
 	broken := func() (scenario.Backend, error) { return nil, errors.New("no namespaces") }
 	if _, err := File("good.scn", src, zero, broken); err == nil || err.Error() != "good.scn: cannot run: no namespaces" {
 		t.Errorf("no kernel backend: %v", err)
+	}
+}
+
+// A runner that cannot tell what a call did makes the file fail with the run's message, not
+// differ: the lines it did not print are no results.
+func TestFileRunnerGaveUp(t *testing.T) {
+	zero := backend(scenario.Result{Kind: scenario.ResultInt})
+	fatal := backend(scenario.Result{Kind: scenario.ResultFatal, Err: errors.New("gave up")})
+	lines, err := File("f.scn", []byte("init.getpgrp()\ninit.setsid()\n"), zero, fatal)
+	if err == nil || err.Error() != "f.scn:1: gave up" {
+		t.Errorf("File = %v, %v; want the error %q", lines, err, "f.scn:1: gave up")
 	}
 }

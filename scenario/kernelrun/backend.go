@@ -3,6 +3,7 @@ package kernelrun
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,9 +39,25 @@ type Backend struct {
 	sigs    chan os.Signal
 	closed  chan struct{}
 	down    sync.Once
-	// interrupted is set before an interrupt kills every task, so that the driver does not
-	// report those deaths as results while the runner dies.
-	interrupted atomic.Bool
+	// interrupt holds the signal that tore the run down, stored before it killed every task:
+	// from then on no result is the scenario's, and every call ends the run instead.
+	interrupt atomic.Pointer[syscall.Signal]
+	// told is set once a call has reported the interrupt to the driver, which Close then
+	// need not repeat.
+	told bool
+	// inFlight is what the call being made or joined may have set running (wait.go).
+	inFlight reach
+}
+
+// interruptGrace is how long an interrupted runner waits for the driver to stop the run and
+// say so before it exits by itself.
+const interruptGrace = 5 * time.Second
+
+// errInterrupted is the runner's error once a signal tore the run down.
+type errInterrupted struct{ sig syscall.Signal }
+
+func (e errInterrupted) Error() string {
+	return fmt.Sprintf("interrupted by %s: every task was killed, so the call has no result", unix.SignalName(e.sig))
 }
 
 // task is the runner's record of one scenario task. Its identity is kept after the task is
@@ -51,6 +68,8 @@ type task struct {
 	gone bool
 	bg   *bgCall
 	hung bool // a foreground call stalled; its reply may still come
+	// statFile is /proc/TID/stat, held open once read (proc.go).
+	statFile *os.File
 }
 
 // bgCall is a call made with &, until its join.
@@ -123,7 +142,7 @@ func New() (*Backend, error) {
 		}
 		return nil, fmt.Errorf("tasklist run --kernel: starting init: %w", err)
 	}
-	signal.Notify(b.sigs, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(b.sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	go b.onSignal()
 	c, err := newConn(sv[0], b.hellos)
 	if err != nil {
@@ -132,27 +151,33 @@ func New() (*Backend, error) {
 	}
 	id, err := readIdentity(b.cmd.Process.Pid)
 	b.tasks = []*task{{identity: id, c: c}}
+	if err == nil {
+		err = b.quiesce()
+	}
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("tasklist run --kernel: init: %w", err)
 	}
-	b.quiesce()
 	return b, nil
 }
 
-// onSignal tears everything down on SIGINT or SIGTERM, then dies of the signal as it would
-// have without the runner; where the signal was ignored when the runner started (a background
-// job of a shell), it exits with the status a shell gives such a death.
+// onSignal tears everything down on SIGINT, SIGTERM or SIGHUP. The driver then learns of it
+// from the call in flight (or its next one), says so and exits with status 2; should it not
+// within interruptGrace, or should a second signal come, the runner says so and exits here.
 func (b *Backend) onSignal() {
 	select {
 	case s := <-b.sigs:
-		b.interrupted.Store(true)
-		b.teardown()
-		signal.Reset(s)
 		sig := s.(syscall.Signal)
-		syscall.Kill(os.Getpid(), sig)
-		time.Sleep(100 * time.Millisecond)
-		os.Exit(128 + int(sig))
+		b.interrupt.Store(&sig)
+		b.teardown()
+		select {
+		case <-b.closed:
+			return
+		case <-b.sigs:
+		case <-time.After(interruptGrace):
+		}
+		fmt.Fprintf(os.Stderr, "tasklist run --kernel: %v\n", errInterrupted{sig})
+		os.Exit(2)
 	case <-b.closed:
 	}
 }
@@ -169,7 +194,8 @@ func (b *Backend) teardown() {
 	})
 }
 
-// Close implements scenario.Backend.
+// Close implements scenario.Backend. It fails when a signal tore the run down and no call
+// has said so.
 func (b *Backend) Close() error {
 	signal.Stop(b.sigs)
 	select {
@@ -183,9 +209,37 @@ func (b *Backend) Close() error {
 		if t.c != nil {
 			t.c.close()
 		}
+		t.closeStat()
 	}
 	b.hellos.closeAll()
+	if b.told {
+		return nil
+	}
+	return b.interrupted()
+}
+
+// interrupted returns the error of the signal that tore the run down, nil if none came.
+func (b *Backend) interrupted() error {
+	if s := b.interrupt.Load(); s != nil {
+		return errInterrupted{*s}
+	}
 	return nil
+}
+
+// verdict is what a call that gave res, or failed with err, reports once the system is
+// quiescent: a ResultFatal when the runner could not make the call or tell what it did, gave
+// up waiting for the system to settle, or was interrupted, whose deaths are no results.
+func (b *Backend) verdict(res scenario.Result, err error) scenario.Result {
+	if err == nil {
+		err = b.quiesce()
+	}
+	if ierr := b.interrupted(); ierr != nil {
+		err, b.told = ierr, true
+	}
+	if err != nil {
+		return scenario.Result{Kind: scenario.ResultFatal, Err: err}
+	}
+	return res
 }
 
 // InitPid returns init's pid in the runner's pid namespace.
@@ -204,40 +258,47 @@ func (b *Backend) PidIn(viewer, target scenario.TaskRef) int {
 // Do implements scenario.Backend.
 func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 	t := b.tasks[actor]
-	res := b.do(actor, t, c)
-	b.quiesce()
-	return res
+	b.begin(t, c)
+	return b.verdict(b.do(actor, t, c))
 }
 
-func (b *Backend) do(actor scenario.TaskRef, t *task, c scenario.Call) scenario.Result {
+func (b *Backend) do(actor scenario.TaskRef, t *task, c scenario.Call) (scenario.Result, error) {
+	if err := b.interrupted(); err != nil {
+		return scenario.Result{}, err
+	}
 	words, op, err := b.encode(actor, c)
 	if err != nil {
-		return errnoResult(unix.ENOSYS)
+		return scenario.Result{}, err
 	}
-	if r, ok := b.send(t, words); !ok {
-		return r
+	if r, err := b.send(t, words); r != nil || err != nil {
+		return deref(r), err
 	}
 	return b.finish(t, op, c)
 }
 
 // finish waits for t's reply to call c and decodes it: a task that died in
 // the call prints done, one stuck for good EDEADLK.
-func (b *Backend) finish(t *task, op int, c scenario.Call) scenario.Result {
+func (b *Backend) finish(t *task, op int, c scenario.Call) (scenario.Result, error) {
 	m, out := b.await(t, op, stallFor(c))
 	switch out {
 	case died:
-		return scenario.Result{Kind: scenario.ResultDone}
+		return scenario.Result{Kind: scenario.ResultDone}, nil
 	case stalled:
 		t.hung = true
-		return errnoResult(unix.EDEADLK)
+		return errnoResult(unix.EDEADLK), nil
 	}
 	return b.decode(t, op, c, m)
 }
 
-// send gives t a command, or says why it cannot take one.
-func (b *Backend) send(t *task, words []int64) (scenario.Result, bool) {
+// send gives t a command. It returns the call's result instead when t cannot take one, and
+// fails when the runner cannot reach it.
+func (b *Backend) send(t *task, words []int64) (*scenario.Result, error) {
+	refuse := func(e syscall.Errno) (*scenario.Result, error) {
+		r := errnoResult(e)
+		return &r, nil
+	}
 	if !b.alive(t) {
-		return errnoResult(unix.ESRCH), false
+		return refuse(unix.ESRCH)
 	}
 	if t.hung {
 		select {
@@ -247,38 +308,48 @@ func (b *Backend) send(t *task, words []int64) (scenario.Result, bool) {
 		default:
 		}
 		if t.hung {
-			return errnoResult(unix.EDEADLK), false
+			return refuse(unix.EDEADLK)
 		}
 	}
-	if err := b.connect(t); err != nil {
-		if errors.Is(err, errStalled) {
-			return errnoResult(unix.EDEADLK), false
-		}
-		return errnoResult(unix.ESRCH), false
+	switch err := b.connect(t); {
+	case errors.Is(err, errStalled):
+		return refuse(unix.EDEADLK)
+	case errors.Is(err, errGone):
+		return refuse(unix.ESRCH)
+	case err != nil:
+		return nil, fmt.Errorf("cannot reach the task: %w", err)
 	}
-	if err := t.c.send(words); err != nil {
-		return errnoResult(unix.ESRCH), false
+	switch err := t.c.send(words); {
+	case errors.Is(err, unix.EPIPE), errors.Is(err, unix.ECONNRESET):
+		return refuse(unix.ESRCH) // the task died, and its socket with it
+	case err != nil:
+		return nil, fmt.Errorf("cannot send the call: %w", err)
 	}
-	return scenario.Result{}, true
+	return nil, nil
 }
 
 // Start implements scenario.Backend: it returns once the call has completed, or the task
 // sleeps in the call's system call, or is stopped, or has died.
-func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
+func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) error {
 	t := b.tasks[actor]
 	bg := &bgCall{c: c}
 	t.bg = bg
-	defer b.quiesce()
-	words, op, err := b.encode(actor, c)
+	b.begin(t, c)
+	return b.verdict(scenario.Result{}, b.start(actor, t, bg)).Err
+}
+
+func (b *Backend) start(actor scenario.TaskRef, t *task, bg *bgCall) error {
+	if err := b.interrupted(); err != nil {
+		return err
+	}
+	words, op, err := b.encode(actor, bg.c)
 	if err != nil {
-		r := errnoResult(unix.ENOSYS)
-		bg.res = &r
-		return
+		return err
 	}
 	bg.op = op
-	if r, ok := b.send(t, words); !ok {
-		bg.res = &r
-		return
+	if r, err := b.send(t, words); r != nil || err != nil {
+		bg.res = r
+		return err
 	}
 	alive := b.watch(t, op)
 	for delay := 20 * time.Microsecond; ; delay = min(2*delay, 2*time.Millisecond) {
@@ -286,22 +357,20 @@ func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) {
 			if ok {
 				bg.msg = &m
 			} else {
-				b.halt()
 				bg.res = &scenario.Result{Kind: scenario.ResultDone}
 			}
-			return
+			return nil
 		}
 		if !alive() {
 			if m, ok, done := t.tryReply(); done && ok {
 				bg.msg = &m
-				return
+				return nil
 			}
-			b.halt()
 			bg.res = &scenario.Result{Kind: scenario.ResultDone}
-			return
+			return nil
 		}
 		if blocked(t, op) {
-			return
+			return nil
 		}
 		time.Sleep(delay)
 	}
@@ -312,21 +381,21 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	t := b.tasks[actor]
 	bg := t.bg
 	t.bg = nil
-	defer b.quiesce()
+	b.begin(t, bg.c)
 	switch {
 	case bg.res != nil:
-		return *bg.res
+		return b.verdict(*bg.res, nil)
 	case bg.msg != nil:
-		return b.decode(t, bg.op, bg.c, *bg.msg)
+		return b.verdict(b.decode(t, bg.op, bg.c, *bg.msg))
 	}
-	return b.finish(t, bg.op, bg.c)
+	return b.verdict(b.finish(t, bg.op, bg.c))
 }
 
-// halt blocks the driver for good once an interrupt is tearing the run down.
-func (b *Backend) halt() {
-	if b.interrupted.Load() {
-		select {}
+func deref(r *scenario.Result) scenario.Result {
+	if r == nil {
+		return scenario.Result{}
 	}
+	return *r
 }
 
 // tryReply takes t's reply if it has come; done is false when it has not, ok false when the
@@ -340,12 +409,21 @@ func (t *task) tryReply() (m message, ok, done bool) {
 	}
 }
 
+// stallFor is how long call c may stay blocked in a quiescent system before the runner stops
+// waiting for it: StallTimeout, plus a semtimedop's deadline if it has one (a timeout too
+// large for Linux's clock is none: scenario.SemTimeout). The sum saturates.
 func stallFor(c scenario.Call) time.Duration {
-	d := StallTimeout
-	if c.Name == "semtimedop" && len(c.Args) > 1 && c.Args[1].Int > 0 {
-		d += time.Duration(c.Args[1].Int) * time.Millisecond
+	if c.Name != "semtimedop" || len(c.Args) < 2 {
+		return StallTimeout
 	}
-	return d
+	d, timed := scenario.SemTimeout(c.Args[1].Int)
+	if !timed {
+		return StallTimeout
+	}
+	if d > math.MaxInt64-StallTimeout {
+		return math.MaxInt64
+	}
+	return StallTimeout + d
 }
 
 func errnoResult(e syscall.Errno) scenario.Result {

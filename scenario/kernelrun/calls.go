@@ -80,8 +80,14 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int,
 		if c.Name == "semtimedop" {
 			timeout, hasTimeout = arg(1), 1
 		}
-		w = append(w, arg(0), timeout, hasTimeout, int64(len(ops)))
-		for _, s := range ops {
+		// More sembufs than a command carries are more than SEMOPM: Linux refuses them
+		// (E2BIG) by their count, which is all the agent passes then.
+		carried := ops
+		if len(ops) > semopCarry {
+			carried = nil
+		}
+		w = append(w, arg(0), timeout, hasTimeout, int64(len(ops)), int64(len(carried)))
+		for _, s := range carried {
 			w = append(w, s.Num, s.Op, s.Flags)
 		}
 	case "semctl":
@@ -90,8 +96,12 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int,
 		case len(c.Args) < 4:
 			w = append(w, 0)
 		case c.Args[3].Kind == scenario.ValueList:
-			w = append(w, 2, int64(len(c.Args[3].List)))
-			w = append(w, c.Args[3].List...)
+			// Linux reads as many values as the set has, at most SEMMSL: the rest of a
+			// longer list is never read and need not be carried.
+			list := c.Args[3].List
+			list = list[:min(len(list), valuesCarry)]
+			w = append(w, 2, int64(len(list)))
+			w = append(w, packValues(list)...)
 		default:
 			w = append(w, 1, arg(3))
 		}
@@ -101,21 +111,49 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int,
 		}
 	}
 	if len(w) > maxWords {
-		return nil, 0, fmt.Errorf("%s: too many arguments", c.Name)
+		return nil, 0, fmt.Errorf("%s: %d words of arguments do not fit in the runner's message (%d at most)", c.Name, len(w), maxWords)
 	}
 	return w, op, nil
 }
 
-// decode turns t's reply to a call into a Result.
-func (b *Backend) decode(t *task, op int, c scenario.Call, m message) scenario.Result {
+// packValues packs 16-bit semaphore values (the unsigned shorts of SETALL's array, to which
+// Linux's C type cuts each value) four to a word.
+func packValues(vals []int64) []int64 {
+	w := make([]int64, (len(vals)+3)/4)
+	for i, v := range vals {
+		w[i/4] |= int64(uint64(uint16(v)) << (16 * (i % 4)))
+	}
+	return w
+}
+
+// unpackValues is packValues' inverse for n values.
+func unpackValues(w []int64, n int) []int64 {
+	vals := make([]int64, n)
+	for i := range vals {
+		vals[i] = int64(uint16(uint64(w[i/4]) >> (16 * (i % 4))))
+	}
+	return vals
+}
+
+// decode turns t's reply to a call into a Result. It fails when the agent could not carry
+// the result.
+func (b *Backend) decode(t *task, op int, c scenario.Call, m message) (scenario.Result, error) {
+	if m.tooBig {
+		return scenario.Result{}, fmt.Errorf("%s: the result does not fit in the agent's reply", c.Name)
+	}
+	if (op == opFork || op == opClone) && m.words[0] >= 0 {
+		return b.created(t, int(m.words[0]), m)
+	}
+	return b.decodeReply(t, op, c, m), nil
+}
+
+func (b *Backend) decodeReply(t *task, op int, c scenario.Call, m message) scenario.Result {
 	ret := m.words[0]
 	if ret < 0 {
 		closeFds(m)
 		return errnoResult(syscall.Errno(-ret))
 	}
 	switch op {
-	case opFork, opClone:
-		return b.created(t, int(ret), m)
 	case opExit, opExitGroup:
 		return scenario.Result{Kind: scenario.ResultDone}
 	case opExecve:
@@ -144,7 +182,7 @@ func (b *Backend) decode(t *task, op int, c scenario.Call, m message) scenario.R
 	case opSemctl:
 		switch c.Args[2].Int {
 		case semGetAll:
-			return scenario.Result{Kind: scenario.ResultList, List: append([]int64{}, m.words[1:]...)}
+			return scenario.Result{Kind: scenario.ResultList, List: unpackValues(m.words[2:], int(m.words[1]))}
 		case semGetPid:
 			return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
 		}
@@ -196,8 +234,10 @@ func waitInfo(w []int64) scenario.Result {
 
 // created records the task a fork or clone made; pid is its pid in the creator's namespace.
 // The pidfd in the reply names it; without one (a kernel without pidfds of threads) the
-// child's hello, whose tid has pid at the creator's level, does.
-func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
+// child's hello, whose tid has pid at the creator's level, does. A child the pidfd shows gone
+// is known by its pid alone; one that neither a pidfd nor a hello names cannot be told from a
+// slow one, and the runner says so rather than call it gone.
+func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, error) {
 	tid := 0
 	for _, fd := range m.fds {
 		if tid == 0 {
@@ -205,6 +245,7 @@ func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
 		}
 		unix.Close(fd)
 	}
+	pidfd := len(m.fds) > 0
 	level := len(creator.ns) - 1
 	var id identity
 	var err error
@@ -214,13 +255,16 @@ func (b *Backend) created(creator *task, pid int, m message) scenario.Result {
 	if tid <= 0 || err != nil {
 		id, err = b.findHello(level, creator.ns[level], pid)
 	}
+	if err != nil && !pidfd {
+		return scenario.Result{}, fmt.Errorf("the new task %d sent no hello and the kernel gave no pidfd of it: the runner cannot find it", pid)
+	}
 	if err != nil {
 		// The child is gone before it could be looked at: it is known only by its pid.
 		id = identity{nspid: make([]int, level+1), ns: append([]uint64{}, creator.ns...)}
 		id.nspid[level] = pid
 	}
 	b.tasks = append(b.tasks, &task{identity: id, gone: err != nil})
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}, nil
 }
 
 // findHello finds the new task whose pid at level, in namespace ns, is pid among those that
@@ -250,9 +294,11 @@ func (b *Backend) execed(t *task, tid int) {
 	for _, u := range b.tasks {
 		if u != t && u.tgid == t.tgid {
 			u.gone = true
+			u.closeStat()
 		}
 	}
 	if id, err := readIdentity(tid); err == nil {
 		t.identity = id
+		t.closeStat()
 	}
 }

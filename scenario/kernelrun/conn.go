@@ -11,9 +11,11 @@ import (
 )
 
 // message is one message from an agent, without its type word, and the descriptors it passed.
+// tooBig marks the agent's word that the result does not fit in a reply.
 type message struct {
-	words []int64
-	fds   []int
+	words  []int64
+	fds    []int
+	tooBig bool
 }
 
 // conn is the runner's end of one task's socket. A goroutine reads it: replies go to msgs,
@@ -110,9 +112,9 @@ func (c *conn) read(hellos *helloBoard) {
 		switch {
 		case len(words) >= 2 && words[0] == msgHello && len(fds) == 1:
 			hellos.post(int(words[1]), fds[0])
-		case len(words) >= 2 && words[0] == msgReply:
+		case len(words) >= 2 && words[0] == msgReply, len(words) >= 1 && words[0] == msgTooBig:
 			select {
-			case c.msgs <- message{words: words[1:], fds: fds}:
+			case c.msgs <- message{words: words[1:], fds: fds, tooBig: words[0] == msgTooBig}:
 			case <-c.done:
 				return
 			}

@@ -24,12 +24,21 @@
 // inaccessible page begins, so a list shorter than the set fails with EFAULT (as in the
 // model) instead of passing whatever memory followed it.
 //
+// Every argument reaches the kernel as the full 64-bit register the scenario wrote: the kernel
+// cuts each to its parameter's C type (an int pid or signal keeps its low 32 bits), as it does
+// for any program.
+//
 // # Protocol
 //
 // Each task serves commands on its own AF_UNIX SOCK_SEQPACKET socket, one at a time: the
 // runner sends one message of int64 words, [op, arguments...] (protocol.go and agent.c agree
 // on the numbers), with every task argument already turned into a pid as the caller sees it;
-// the task makes the call and sends [msgReply, result or -errno, extra words...]. A fork or
+// the task makes the call and sends [msgReply, result or -errno, extra words...]. A message
+// holds at most maxWords words: sembufs take three words each, semaphore values (SETALL's
+// list, GETALL's reply) are packed four 16-bit values to a word, so one message carries more
+// than Linux reads (SEMOPM sembufs, SEMMSL values). A longer sembuf list is passed by its count
+// alone, which Linux refuses (E2BIG) before it reads the list; a longer SETALL list is cut
+// where Linux stops reading. A result the agent cannot carry is answered with msgTooBig. A fork or
 // clone child says hello before serving: [msgHello, its tid] with the runner's end of its new
 // socket passed as SCM_RIGHTS, sent on its creator's socket, because the creator may not be
 // able to reply for a long time (CLONE_VFORK). The creator's reply carries a pidfd of the child
@@ -47,25 +56,42 @@
 //
 // # Quiescence
 //
-// After every statement the runner samples /proc/TID/stat of every live task until none has
-// been runnable (R) for several samples in a row. A wakeup marks its task runnable before the
-// waker's system call returns, so a quiet system has finished what the last call started:
-// exits have reached the zombie state, signals have been handled, replies have been sent. A
-// call that ends its task (exit, exit_group, a fatal signal) is done when the task is a zombie
-// or gone; it prints done. A background call (&) is handed back once its reply has come, or
-// the task sleeps (S or D) in a system call other than the recvfrom of its command loop
-// (/proc/TID/syscall), or is stopped, or has died; join then waits for the reply.
+// After every statement the runner samples /proc/TID/stat of the tasks the call may have set
+// running until none has been runnable (R) for several samples in a row. A wakeup marks its
+// task runnable before the waker's system call returns, so a quiet system has finished what the
+// last call started: exits have reached the zombie state, signals have been handled, replies
+// have been sent. A call that can signal, reap, wake or trace another task (kill, exit, wait4,
+// semop, ptrace, execve, ...) may have set any task running, and every live task is sampled;
+// any other call (fork, getpid, setpgid, ...) only its caller, the tasks it made and the tasks
+// with a call of their own in flight, since every other task sat idle in its command loop when
+// the last statement settled. Each task's stat file is held open, so a sample is one pread
+// per task. A system that does not settle within five seconds (something keeps running) cannot
+// be read: the call ends the run with a fatal error.
+//
+// A call that ends its task (exit, exit_group, a fatal signal) is done when the task is a
+// zombie or gone; it prints done. A background call (&) is handed back once its reply has
+// come, or the task sleeps (S or D) in a system call other than the recvfrom of its command
+// loop (/proc/TID/syscall), or is stopped, or has died; join then waits for the reply.
 //
 // A call blocked with every task asleep can only be ended by a timeout. After StallTimeout
-// (plus a semtimedop's own timeout) the runner stops waiting: the call prints EDEADLK, and the
-// task answers EDEADLK until its stale reply arrives, which is then dropped.
+// (plus a semtimedop's own timeout, unless it is too large for Linux's clock, which makes it
+// an untimed wait: scenario.SemTimeout) the runner stops waiting: the call prints EDEADLK, and
+// the task answers EDEADLK until its stale reply arrives, which is then dropped.
+//
+// # Results it cannot tell
+//
+// The runner never prints a result the kernel did not give. When it cannot pass a call, cannot
+// reach a task, gives up waiting for the system to settle, or is interrupted, the call returns
+// scenario.ResultFatal: the driver says why on standard error as FILE:LINE and the run ends
+// with status 2.
 //
 // # Cleanup
 //
 // Close kills init from outside its namespace, which kills every task in it (init is reaped
 // only once the namespace is empty); the IPC namespace and its semaphore sets go with the last
-// task. SIGINT and SIGTERM do the same before the runner dies of the signal, and init's
-// PR_SET_PDEATHSIG covers a runner that dies any other way.
+// task. SIGINT, SIGTERM and SIGHUP do the same and remove the runner's temporary directory; the
+// call in flight then ends the run with a fatal error (status 2), and init's PR_SET_PDEATHSIG
+// covers a runner that dies any other way.
 //
 // New fails with ErrNeedRoot without the privilege to create the namespaces and with
 // ErrNoCompiler when no C compiler is found.

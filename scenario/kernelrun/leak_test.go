@@ -142,9 +142,10 @@ A.getpid() == init
 	checkGone(t, before, ns)
 }
 
-// An interrupted runner takes every task with it.
+// An interrupted runner takes every task with it, prints no result for the call it was
+// making, says so and exits with status 2.
 func TestNothingLeftAfterInterrupt(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) { interrupt(t, sig) })
 	}
 }
@@ -163,8 +164,10 @@ init.semtimedop(S, 60000, {0, -1, 0})
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The runner makes its temporary directory in tmp, which must be empty once it is gone.
+	tmp := t.TempDir()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"="+path)
+	cmd.Env = append(os.Environ(), helperEnv+"="+path, "TMPDIR="+tmp)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -191,11 +194,14 @@ init.semtimedop(S, 60000, {0, -1, 0})
 	time.Sleep(100 * time.Millisecond) // let it block in semtimedop
 	cmd.Process.Signal(sig)
 	err := cmd.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 0 {
-		t.Errorf("runner ended with %v, want death by %v", err, sig)
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("runner ended with %v, want exit status 2", err)
 	}
-	if strings.Contains(out.String(), "7:") {
+	if strings.Contains(out.String(), "\n7:") {
 		t.Errorf("the interrupted call printed a result:\n%s", out.String())
+	}
+	if want := "block.scn:7: interrupted by " + unix.SignalName(sig); strings.Count(out.String(), want) != 1 {
+		t.Errorf("the runner did not say %q once:\n%s", want, out.String())
 	}
 	var left []procEntry
 	for _, p := range before {
@@ -204,6 +210,9 @@ init.semtimedop(S, 60000, {0, -1, 0})
 		}
 	}
 	checkGone(t, left, ns)
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Errorf("left in the temporary directory: %v %v", ents, err)
+	}
 }
 
 // lockedBuffer collects a child's output while the test reads it.

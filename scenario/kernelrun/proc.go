@@ -26,6 +26,10 @@ func readStat(tid int) taskStat {
 	if err != nil {
 		return taskStat{}
 	}
+	return parseStat(b)
+}
+
+func parseStat(b []byte) taskStat {
 	// The command name may hold spaces and parentheses; the fields follow its last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
@@ -37,6 +41,42 @@ func readStat(tid int) taskStat {
 	}
 	start, _ := strconv.ParseUint(f[19], 10, 64)
 	return taskStat{state: f[0][0], start: start}
+}
+
+// stat returns t's state as /proc/TID/stat shows it, 0 once the task is gone. The file is
+// opened once, checked to be t's (its start time), and read again through the descriptor,
+// which keeps naming the same task even when its tid is reused and costs a fraction of a
+// fresh open: the runner reads every live task's state several times after each statement.
+func (t *task) stat() byte {
+	if t.statFile == nil {
+		f, err := os.Open("/proc/" + strconv.Itoa(t.tid) + "/stat")
+		if err != nil {
+			return 0
+		}
+		t.statFile = f
+		if st := t.readStat(); st.start != t.start {
+			t.closeStat()
+			return 0
+		}
+	}
+	return t.readStat().state
+}
+
+func (t *task) readStat() taskStat {
+	var buf [1024]byte
+	n, err := t.statFile.ReadAt(buf[:], 0)
+	if n == 0 && err != nil {
+		return taskStat{}
+	}
+	return parseStat(buf[:n])
+}
+
+// closeStat drops t's held stat file: t is gone, or now another thread (execve).
+func (t *task) closeStat() {
+	if t.statFile != nil {
+		t.statFile.Close()
+		t.statFile = nil
+	}
 }
 
 // blockedInCall reports whether a sleeping task sleeps in a system call other than the

@@ -2,8 +2,9 @@ package kernelrun
 
 // Message types, the first word of every message an agent sends; they match agent.c.
 const (
-	msgReply = 1 // the result of the command the task was serving
-	msgHello = 2 // a new task's first words: its host tid, with the runner's end of its socket
+	msgReply  = 1 // the result of the command the task was serving
+	msgHello  = 2 // a new task's first words: its host tid, with the runner's end of its socket
+	msgTooBig = 3 // in place of a reply: the result does not fit in one message
 )
 
 // Commands, the first word of every message the runner sends; they match agent.c.
@@ -43,6 +44,14 @@ const (
 
 // maxWords is the most int64 words one message carries, either way.
 const maxWords = 8192
+
+// What one command carries: sembufs, three words each, and 16-bit semaphore values (SETALL's
+// list, GETALL's reply), four to a word. Both exceed what Linux reads (SEMOPM, SEMMSL); they
+// match agent.c.
+const (
+	semopCarry  = (maxWords - 6) / 3
+	valuesCarry = (maxWords - 6) * 4
+)
 
 // ops maps the calls of the language to commands.
 var ops = map[string]int{

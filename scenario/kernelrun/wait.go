@@ -2,7 +2,10 @@ package kernelrun
 
 import (
 	"errors"
+	"fmt"
 	"time"
+
+	"tasklist/scenario"
 )
 
 // outcome is how waiting for a reply ended.
@@ -25,10 +28,9 @@ func (b *Backend) alive(t *task) bool {
 	if t.gone {
 		return false
 	}
-	st := readStat(t.tid)
-	if st.state == 0 || st.state == 'Z' || st.state == 'X' || st.start != t.start {
-		b.halt()
+	if st := t.stat(); st == 0 || st == 'Z' || st == 'X' {
 		t.gone = true
+		t.closeStat()
 		return false
 	}
 	return true
@@ -62,28 +64,62 @@ func (b *Backend) watch(t *task, op int) func() bool {
 	return func() bool { return b.alive(t) }
 }
 
-// quietNow reports whether no task is running or runnable at this instant.
+// reach is what the call in flight may have set running: the tasks quiescence watches. A
+// call that can signal, reap or wake another task reaches every task; any other call reaches
+// its caller and the tasks it makes. Tasks with a call of their own in flight (a background
+// call, a stalled one) are always watched: a semaphore operation or an exit can end their
+// sleep. The rest sat idle in their command loops when the last call settled, and only a
+// signal, a reaping or a ptrace request reaches them there.
+type reach struct {
+	all      bool
+	actor    *task
+	firstNew int // b.tasks[firstNew:] were made by the call
+}
+
+// localCalls wake no task but their caller and the tasks they make: they send no signal, reap
+// nothing, wake no sleeper and make no ptrace request.
+var localCalls = map[string]bool{
+	"fork": true, "clone": true, "getpid": true, "gettid": true, "getppid": true,
+	"getpgrp": true, "getpgid": true, "getsid": true, "setsid": true, "setpgid": true,
+	"getpriority": true, "setpriority": true, "setuid": true, "setresuid": true,
+	"setgid": true, "setresgid": true, "setrlimit": true, "signal": true, "sigaction": true,
+	"prctl": true, "unshare": true, "semget": true,
+}
+
+// begin records the call c by t as the one in flight.
+func (b *Backend) begin(t *task, c scenario.Call) {
+	b.inFlight = reach{all: !localCalls[c.Name], actor: t, firstNew: len(b.tasks)}
+}
+
+// quietNow reports whether none of the tasks the call in flight reaches is running or
+// runnable at this instant. Only the runner's own live tasks are read, each through its held
+// /proc/TID/stat (proc.go).
 func (b *Backend) quietNow() bool {
-	for _, t := range b.tasks {
-		if t.gone {
-			continue
-		}
-		if readStat(t.tid).state == 'R' {
+	r := b.inFlight
+	for i, t := range b.tasks {
+		watched := r.all || t == r.actor || i >= r.firstNew || t.bg != nil || t.hung
+		if watched && !t.gone && t.stat() == 'R' {
 			return false
 		}
 	}
 	return true
 }
 
+// settleTimeout is how long quiesce waits for a system that never settles.
+var settleTimeout = 5 * time.Second
+
 // quiesce waits until no task has been runnable for several samples in a row. A wakeup makes
 // its task runnable before the waker's system call returns, so a system that stays quiet
 // across the samples has finished acting on what the last call did: exits have reached the
-// zombie state, signals have been handled, replies have been sent. A system that never
-// settles (something spins) is given up on after a few seconds.
-func (b *Backend) quiesce() {
-	deadline := time.Now().Add(5 * time.Second)
+// zombie state, signals have been handled, replies have been sent. A system that does not
+// settle within settleTimeout (something keeps running) cannot be read: quiesce fails.
+func (b *Backend) quiesce() error {
+	deadline := time.Now().Add(settleTimeout)
 	quiet := 0
-	for delay := 50 * time.Microsecond; quiet < 4 && time.Now().Before(deadline); delay = min(2*delay, time.Millisecond) {
+	for delay := 50 * time.Microsecond; quiet < 4; delay = min(2*delay, time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the tasks did not settle within %v (one kept running): the runner cannot tell what the call did", settleTimeout)
+		}
 		if b.quietNow() {
 			quiet++
 		} else {
@@ -91,6 +127,7 @@ func (b *Backend) quiesce() {
 		}
 		time.Sleep(delay)
 	}
+	return nil
 }
 
 // await waits for t's reply to the call it was given, a call of op.
@@ -104,7 +141,6 @@ func (b *Backend) await(t *task, op int, stall time.Duration) (message, outcome)
 		select {
 		case m, ok := <-t.c.msgs:
 			if !ok {
-				b.halt()
 				return message{}, died
 			}
 			return m, replied
@@ -114,7 +150,6 @@ func (b *Backend) await(t *task, op int, stall time.Duration) (message, outcome)
 			if m, ok, done := t.tryReply(); done && ok {
 				return m, replied
 			}
-			b.halt()
 			return message{}, died
 		}
 		if blocked(t, op) && b.quietNow() {

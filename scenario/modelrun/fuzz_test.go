@@ -101,8 +101,8 @@ func (b boundedTimeouts) Do(actor scenario.TaskRef, c scenario.Call) scenario.Re
 	return b.Backend.Do(actor, boundTimeout(c))
 }
 
-func (b boundedTimeouts) Start(actor scenario.TaskRef, c scenario.Call) {
-	b.Backend.Start(actor, boundTimeout(c))
+func (b boundedTimeouts) Start(actor scenario.TaskRef, c scenario.Call) error {
+	return b.Backend.Start(actor, boundTimeout(c))
 }
 
 func boundTimeout(c scenario.Call) scenario.Call {

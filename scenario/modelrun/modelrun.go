@@ -6,7 +6,8 @@
 // CLONE_NEWPID and setsid() — the same position the kernel runner gives it
 // on the host. Between statements the backend waits for the model to be
 // quiescent (Kernel.Quiesce), and a background call is handed back once it
-// has completed or is blocked in a wait.
+// has completed or is blocked in a wait; both waits sleep until the kernel
+// reports an event (Kernel.Await) rather than poll.
 //
 // Conventions shared with the kernel runner, for what the contract leaves
 // open: a call by a task that has exited (a zombie or reaped) prints ESRCH;
@@ -25,11 +26,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -62,6 +61,9 @@ type Backend struct {
 	// until the call returns, the thread's name stands for that tid, as on
 	// the kernel runner, which learns of the exchange from the reply.
 	execing map[scenario.TaskRef]*kernel.Task
+	// workers holds, per task, the channel of the goroutine that makes its
+	// calls (worker).
+	workers map[scenario.TaskRef]chan func()
 	ctx     context.Context
 	stop    context.CancelFunc
 }
@@ -99,7 +101,8 @@ func NewWithPlan(p *plan.Plan) (*Backend, error) {
 	ctx, stop := context.WithCancel(context.Background())
 	return &Backend{k: k, tasks: []*kernel.Task{init}, bg: map[scenario.TaskRef]*background{},
 		stuck: map[scenario.TaskRef]*background{}, heirs: map[scenario.TaskRef]*kernel.Task{},
-		execing: map[scenario.TaskRef]*kernel.Task{}, ctx: ctx, stop: stop}, nil
+		execing: map[scenario.TaskRef]*kernel.Task{}, workers: map[scenario.TaskRef]chan func(){},
+		ctx: ctx, stop: stop}, nil
 }
 
 // Kernel returns the model the scenario runs on.
@@ -129,8 +132,12 @@ func (b *Backend) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
 }
 
 // Start implements scenario.Backend: the call runs on a goroutine of its
-// own, and Start returns once it has finished or sleeps in a wait.
-func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) { b.start(actor, c, false) }
+// own, and Start returns once it has finished or sleeps in a wait. It
+// never fails: the model always knows what a call did.
+func (b *Backend) Start(actor scenario.TaskRef, c scenario.Call) error {
+	b.start(actor, c, false)
+	return nil
+}
 
 func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool) {
 	// The actor is read before the call starts: the call may add tasks
@@ -163,25 +170,48 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		close(bg.done)
 		return
 	}
-	go func() {
+	b.worker(actor) <- func() {
 		bg.res = b.call(actor, c, foreground)
 		close(bg.done)
-	}()
+	}
+	// Handed back once the call has returned, or its task sleeps in it
+	// with nothing asynchronous left to wake it.
+	b.k.Await(bg.done, b.asleep(t))
+	b.settle()
+}
+
+// asleep is the condition, for Kernel.Await, that t sleeps in a blocking
+// call while the model is quiescent: only another task's call can wake it.
+func (b *Backend) asleep(t *kernel.Task) func() bool {
+	return func() bool { return b.k.Quiescent() && t.Sleeping() }
+}
+
+// settle waits until the model is quiescent and every call in flight, in
+// the background or stuck, has returned or sleeps: a sleeper that the last
+// call woke finishes what it does before the next statement, as on the
+// kernel runner, which waits until the tasks it woke are quiet. Its goroutine
+// is no asynchronous work of the kernel's, so Quiesce alone would not wait
+// for it.
+func (b *Backend) settle() {
 	for {
-		select {
-		case <-bg.done:
-			b.k.Quiesce()
-			return
-		default:
-		}
-		if t.Sleeping() {
-			b.k.Quiesce()
-			if t.Sleeping() {
-				return
+		b.k.Quiesce()
+		waited := false
+		for _, calls := range []map[scenario.TaskRef]*background{b.bg, b.stuck} {
+			for _, bg := range calls {
+				select {
+				case <-bg.done:
+					continue
+				default:
+				}
+				if !b.asleep(bg.t)() {
+					waited = true
+					b.k.Await(bg.done, b.asleep(bg.t))
+				}
 			}
 		}
-		runtime.Gosched()
-		time.Sleep(20 * time.Microsecond)
+		if !waited {
+			return
+		}
 	}
 }
 
@@ -192,26 +222,20 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 // and neither has its timeout.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
-	t := bg.t
-	for {
-		select {
-		case <-bg.done:
-			delete(b.bg, actor)
-			b.mu.Lock() // for execing
-			delete(b.execing, actor)
-			b.mu.Unlock()
-			b.k.Quiesce()
-			return bg.res
-		default:
-		}
-		b.k.Quiesce()
-		if t.Sleeping() && (!bg.timed || t.Stopped()) {
-			b.stuck[actor] = bg
-			return errno(unix.EDEADLK)
-		}
-		runtime.Gosched()
-		time.Sleep(20 * time.Microsecond)
+	stalled := func() bool { return b.asleep(bg.t)() && (!bg.timed || bg.t.Stopped()) }
+	if b.k.Await(bg.done, stalled) {
+		delete(b.bg, actor)
+		b.stuck[actor] = bg
+		b.settle()
+		return errno(unix.EDEADLK)
 	}
+	<-bg.done
+	delete(b.bg, actor)
+	b.mu.Lock() // for execing
+	delete(b.execing, actor)
+	b.mu.Unlock()
+	b.settle()
+	return bg.res
 }
 
 // Close implements scenario.Backend: background calls still blocked are
@@ -234,8 +258,31 @@ func (b *Backend) Close() error {
 	for _, bg := range pending {
 		<-bg.done
 	}
+	for _, w := range b.workers {
+		close(w)
+	}
 	b.k.Quiesce()
 	return nil
+}
+
+// worker returns the channel of the goroutine that makes actor's calls, one
+// at a time, starting it on first use. A task makes one call at a time, so
+// its worker is free whenever a call is started (a task stuck in a call is
+// refused before); one goroutine per task, not per call, keeps a
+// million-line scenario from paying for a fresh goroutine and its stack
+// growth on every statement.
+func (b *Backend) worker(actor scenario.TaskRef) chan<- func() {
+	w := b.workers[actor]
+	if w == nil {
+		w = make(chan func())
+		b.workers[actor] = w
+		go func() {
+			for call := range w {
+				call()
+			}
+		}()
+	}
+	return w
 }
 
 // call makes one call for actor. A call on a stopped task starts, and a
@@ -279,7 +326,13 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 
 // dispatch maps one call onto the model.
 func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
-	arg := func(i int) int { return c.Args[i].Pid(b, actor) }
+	// An int or pid_t parameter (and a uid_t, gid_t: the same 32 bits) keeps the low 32 bits
+	// of the 64-bit register, sign-extended, as the kernel's system call entry casts it:
+	// kill(4294967297, 0) is kill(1, 0).
+	arg := func(i int) int { return int(int32(c.Args[i].Pid(b, actor))) }
+	// An int of option bits keeps the same 32 bits, as the model's option masks hold them
+	// (__WCLONE is bit 31).
+	bits := func(i int) int { return int(uint32(c.Args[i].Int)) }
 	switch c.Name {
 	case "fork":
 		return b.created(t, func() (*kernel.Task, error) { return t.Fork() })
@@ -303,19 +356,20 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 		if len(c.Args) > 3 {
 			addr, data = uint64(c.Args[2].Int), uint64(c.Args[3].Int)
 		}
-		return zero(t.Ptrace(arg(0), target, addr, data))
+		// The request is a long; the pid, a long too, is looked up as a pid_t.
+		return zero(t.Ptrace(int(c.Args[0].Int), target, addr, data))
 	case "exit":
 		return done(t.Exit(arg(0)))
 	case "exit_group":
 		return done(t.ExitGroup(arg(0)))
 	case "wait4":
-		r, err := t.Wait4(b.ctx, arg(0), arg(1))
+		r, err := t.Wait4(b.ctx, arg(0), bits(1))
 		if r.Code == kernel.CLDTrapped {
 			r.Code = kernel.CLDStopped // wait4's status cannot tell them apart
 		}
 		return waited(r, err)
 	case "waitid":
-		r, err := t.Waitid(b.ctx, arg(0), arg(1), arg(2))
+		r, err := t.Waitid(b.ctx, arg(0), arg(1), bits(2))
 		return waited(r, err)
 	case "getpid":
 		return pid(t.Getpid(), nil)
@@ -356,10 +410,11 @@ func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Ca
 	case "setrlimit":
 		return zero(setrlimit(t, c.Args))
 	case "signal":
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1)})
+		// The handler is a pointer, all 64 bits of it.
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int)})
 		return zero(err)
 	case "sigaction":
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: arg(1), Flags: uint64(c.Args[2].Int)})
+		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int), Flags: uint64(c.Args[2].Int)})
 		return zero(err)
 	case "prctl":
 		return prctl(t, c.Args)
@@ -415,8 +470,9 @@ func (b *Backend) task(ref scenario.TaskRef) *kernel.Task {
 	return b.tasks[ref]
 }
 
+// setrlimit is prlimit64 on the caller, whose resource is an unsigned int.
 func setrlimit(t *kernel.Task, args []scenario.Value) error {
-	res := int(args[0].Int)
+	res := int(uint32(args[0].Int))
 	lim, err := t.Getrlimit(res)
 	if err != nil {
 		return err
@@ -428,8 +484,9 @@ func setrlimit(t *kernel.Task, args []scenario.Value) error {
 	return t.Setrlimit(res, lim)
 }
 
+// prctl's option is an int; its argument an unsigned long, all of which counts.
 func prctl(t *kernel.Task, args []scenario.Value) scenario.Result {
-	switch option := args[0].Int; {
+	switch option := int32(args[0].Int); {
 	case option == unix.PR_SET_CHILD_SUBREAPER && len(args) == 2:
 		return zero(t.PrctlSetChildSubreaper(args[1].Int != 0))
 	case option == unix.PR_GET_CHILD_SUBREAPER:

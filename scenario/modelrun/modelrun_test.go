@@ -169,3 +169,21 @@ func TestBackgroundVforkReturnsWhileTheDriverRuns(t *testing.T) {
 		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
 	}
 }
+
+// A stuck call that the next statement completes has returned before the
+// statement after it: its task takes calls again at once, every time.
+func TestWokenStuckCallReturnsBeforeNextStatement(t *testing.T) {
+	var src strings.Builder
+	src.WriteString("S = init.semget(IPC_PRIVATE, 1, 0600)\n")
+	for i := range 50 {
+		fmt.Fprintf(&src, `A%d = init.fork()
+A%[1]d.semop(S, {0, -1, 0}) == EDEADLK
+init.semop(S, {0, 1, 0}) == 0
+A%[1]d.getpid() == A%[1]d
+`, i)
+	}
+	out, errOut, status := runText(t, src.String())
+	if status != 0 || errOut != "" {
+		t.Fatalf("status %d, stderr:\n%s\noutput:\n%s", status, errOut, out)
+	}
+}

@@ -62,11 +62,17 @@ func (b *Backend) semop(t *kernel.Task, c scenario.Call) scenario.Result {
 	return zero(t.Semtimedop(b.ctx, id, sembufs(c.Args[2]), &ts))
 }
 
-// timed reports whether c is a semtimedop with a timeout, a call that
-// returns by itself (EAGAIN) if nothing completes it. The kernel runner
+// timed reports whether c is a semtimedop with a deadline, a call that
+// returns by itself (EAGAIN) if nothing completes it. A timeout too large
+// for Linux's clock is no deadline (scenario.SemTimeout): such a call is
+// reported as any call that can never complete is. The kernel runner
 // likewise extends its stall timeout by the call's timeout.
 func timed(c scenario.Call) bool {
-	return c.Name == "semtimedop" && c.Args[1].Int >= 0
+	if c.Name != "semtimedop" {
+		return false
+	}
+	_, ok := scenario.SemTimeout(c.Args[1].Int)
+	return ok
 }
 
 // semctl makes the call as the kernel runner's agent does: IPC_SET changes

@@ -28,6 +28,7 @@
 enum {
 	MSG_REPLY = 1,
 	MSG_HELLO = 2,
+	MSG_TOO_BIG = 3,
 };
 
 enum {
@@ -65,6 +66,10 @@ enum {
 };
 
 #define MAXWORDS 8192        // one message, either way: 64 KiB
+// The most sembufs a command carries (three words each), and the most 16-bit semaphore values a
+// SETALL command or GETALL reply carries (four to a word): more than SEMOPM and SEMMSL.
+#define SEMOP_CARRY ((MAXWORDS - 6) / 3)
+#define VALUES_CARRY ((MAXWORDS - 6) * 4)
 #define STACK_SIZE (1 << 20) // a clone child's stack; touched pages only
 #define HANDLER_KIND 2       // scenario.Handler
 #define PIDFD_THREAD_FLAG O_EXCL
@@ -330,7 +335,8 @@ static long do_sigaction(long sig, long kind, long flags)
 static long do_prctl(long option, long arg)
 {
 	int v = 0;
-	if (option == 2 /* PR_GET_PDEATHSIG */ || option == 37 /* PR_GET_CHILD_SUBREAPER */) {
+	// The option is an int to the kernel: decide on the value it will see.
+	if ((int)option == 2 /* PR_GET_PDEATHSIG */ || (int)option == 37 /* PR_GET_CHILD_SUBREAPER */) {
 		long r = S5(SYS_prctl, option, &v, 0, 0, 0);
 		return r < 0 ? r : v;
 	}
@@ -366,39 +372,47 @@ static long do_setrlimit(long res, long soft, long hard, long has_hard)
 
 static long do_semop(const int64_t *a, int n)
 {
-	// a: id, timeout_ms, has_timeout, nsops, then num, op, flags per op
-	long nsops = a[3];
-	struct sembuf ops[2048];
-	if (nsops < 0 || 4 + 3 * nsops > n)
+	// a: id, timeout_ms, has_timeout, nsops, carried, then num, op, flags per carried op. The
+	// runner carries every op or none: a list too long for one message is refused by Linux
+	// for its count (E2BIG) before it is read, and a NULL array faults if it ever were.
+	long nsops = a[3], carried = a[4];
+	struct sembuf ops[SEMOP_CARRY];
+	if (nsops < 0 || carried < 0 || carried > SEMOP_CARRY || 5 + 3 * carried > n)
 		return -22;
-	long cap = nsops > 2048 ? 2048 : nsops;
-	for (long i = 0; i < cap; i++) {
-		ops[i].sem_num = (unsigned short)a[4 + 3 * i];
-		ops[i].sem_op = (short)a[5 + 3 * i];
-		ops[i].sem_flg = (short)a[6 + 3 * i];
+	for (long i = 0; i < carried; i++) {
+		ops[i].sem_num = (unsigned short)a[5 + 3 * i];
+		ops[i].sem_op = (short)a[6 + 3 * i];
+		ops[i].sem_flg = (short)a[7 + 3 * i];
 	}
+	struct sembuf *p = carried == nsops ? ops : 0;
 	if (!a[2])
-		return S3(SYS_semop, a[0], ops, nsops);
+		return S3(SYS_semop, a[0], p, nsops);
 	struct timespec ts = {a[1] / 1000, (a[1] % 1000) * 1000000};
-	return S4(SYS_semtimedop, a[0], ops, nsops, &ts);
+	return S4(SYS_semtimedop, a[0], p, nsops, &ts);
+}
+
+// value unpacks the i-th of the 16-bit values packed four to a word from w.
+static unsigned short value(const int64_t *w, long i)
+{
+	return (unsigned short)((uint64_t)w[i / 4] >> (16 * (i % 4)));
 }
 
 // setall makes SETALL with the list as the array (else the integer argument, or NULL, as its
 // address). The list ends at an inaccessible page: Linux reading past it faults (EFAULT).
 static long setall(long id, long num, long kind, const int64_t *a, int n)
 {
-	enum { PAGE = 4096, DATA = MAXWORDS * sizeof(unsigned short) };
+	enum { PAGE = 4096, DATA = (VALUES_CARRY * sizeof(unsigned short) + PAGE - 1) / PAGE * PAGE };
 	long cnt = a[4], r;
 	if (kind != 2)
 		return S4(SYS_semctl, id, num, SETALL, kind == 1 ? a[4] : 0);
-	if (cnt < 0 || 5 + cnt > n)
+	if (cnt < 0 || cnt > VALUES_CARRY || 5 + (cnt + 3) / 4 > n)
 		return -22;
 	char *buf = (char *)sys6(SYS_mmap, 0, DATA + PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if ((unsigned long)buf > -4096UL)
 		return (long)buf;
 	unsigned short *vals = (unsigned short *)(buf + DATA) - cnt;
 	for (long i = 0; i < cnt; i++)
-		vals[i] = (unsigned short)a[5 + i];
+		vals[i] = value(a + 5, i);
 	r = S3(SYS_mprotect, buf + DATA, PAGE, PROT_NONE);
 	if (r == 0)
 		r = S4(SYS_semctl, id, num, SETALL, vals);
@@ -412,8 +426,8 @@ static void do_semctl(int ctl, const int64_t *a, int n)
 	// a: id, num, cmd, arg kind (0 none, 1 integer, 2 list), then the integer or count and values
 	long id = a[0], num = a[1], cmd = a[2], kind = a[3];
 	struct semid_ds ds;
-	int64_t m[2 + 4096];
-	unsigned short vals[4096];
+	int64_t m[MAXWORDS];
+	unsigned short vals[VALUES_CARRY];
 	long r;
 	switch (cmd) {
 	case IPC_STAT:
@@ -433,16 +447,25 @@ static void do_semctl(int ctl, const int64_t *a, int n)
 		break;
 	case GETALL:
 		r = S4(SYS_semctl, id, 0, IPC_STAT, &ds);
-		if (r >= 0 && ds.sem_nsems > 4096)
-			r = -7; // E2BIG: more than one reply can carry
+		if (r >= 0 && ds.sem_nsems > VALUES_CARRY) {
+			// Never larger than SEMMSL; should one be, say so rather than answer.
+			m[0] = MSG_TOO_BIG;
+			send_msg(ctl, m, 1, -1);
+			return;
+		}
 		if (r >= 0)
 			r = S4(SYS_semctl, id, num, GETALL, vals);
 		if (r >= 0) {
 			m[0] = MSG_REPLY;
 			m[1] = r;
-			for (unsigned long i = 0; i < ds.sem_nsems; i++)
-				m[2 + i] = vals[i];
-			send_msg(ctl, m, 2 + (int)ds.sem_nsems, -1);
+			m[2] = (int64_t)ds.sem_nsems;
+			for (unsigned long i = 0; i < ds.sem_nsems; i += 4) {
+				uint64_t w = 0;
+				for (unsigned long j = 0; j < 4 && i + j < ds.sem_nsems; j++)
+					w |= (uint64_t)vals[i + j] << (16 * j);
+				m[3 + i / 4] = (int64_t)w;
+			}
+			send_msg(ctl, m, 3 + (int)(ds.sem_nsems + 3) / 4, -1);
 			return;
 		}
 		break;

@@ -16,33 +16,23 @@ import (
 var all = []*Workload{
 	{Name: "threadspawn", Seed: "004, Linux 6.15 free_pid", Unit: OpsPerSec, PerOp: 1,
 		Summary: "will-it-scale threadspawn1: each worker process, all of one user, spawns a thread that exits at once, and joins it",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, sameUser, false, spawnThread)
-		}},
+		setup:   processes(sameUser, false, spawnThread)},
 	{Name: "threadspawn-users", Seed: "004", Unit: OpsPerSec, PerOp: 1,
 		Summary:  "threadspawn with every worker process a user of its own",
 		HostNote: "distinct users need root on the host; unprivileged it runs as one user",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, distinctUser, false, spawnThread)
-		}},
+		setup:    processes(distinctUser, false, spawnThread)},
 	{Name: "threadspawn-threads", Seed: "004", Unit: OpsPerSec, PerOp: 1,
 		Summary: "threadspawn with the workers threads of one process (one per kernel in the private control)",
 		setup:   setupThreadWorkers},
 	{Name: "pthread-create", Seed: "001", Unit: MicrosPerCall, PerOp: pthreadBatch,
 		Summary: "libMicro pthread_create -B 8: time 8 thread creations whose threads stay alive, then end and join them untimed",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, sameUser, false, createThreads)
-		}},
+		setup:   processes(sameUser, false, createThreads)},
 	{Name: "fork-exit", Seed: "000", Unit: JobsPerMin, PerOp: 1,
 		Summary: "AIM7 fork_test: fork a child that exits at once, wait for it, and wait again for ECHILD",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, root, false, forkExit)
-		}},
+		setup:   processes(root, false, forkExit)},
 	{Name: "fork-exec", Seed: "000", Unit: JobsPerMin, PerOp: 1,
 		Summary: "AIM7 exec_test: the child execs, forks, execs and reaps a grandchild, and exits; two waits",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, root, false, forkExec)
-		}},
+		setup:   processes(root, false, forkExec)},
 	{Name: "get", Seed: "002", Unit: BogoOpsPerSec, PerOp: 1,
 		Summary:  "stress-ng get: getpid, getppid, getpgid, getsid, getpriority of each kind, gettid, among a population of other tasks",
 		HostNote: "the population's several users and groups need root on the host; unprivileged it is one user's",
@@ -50,24 +40,16 @@ var all = []*Workload{
 	{Name: "setprio", Seed: "002", Unit: OpsPerSec, PerOp: 1,
 		Summary:  "setpriority(PRIO_PROCESS) of the caller with alternating values; every fourth call PRIO_PGRP on its own group",
 		HostNote: "lowering a nice value needs privilege: unprivileged, the host sets the same value every time",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, root, true, setPriority)
-		}},
+		setup:    processes(root, true, setPriority)},
 	{Name: "semop-multi", Seed: "003", Unit: OpsPerSec, PerOp: 2,
 		Summary: "semop-multi: one set with a semaphore per worker; each worker +1 then -1 on its own semaphore",
-		setup: func(e *Env) (*Instance, error) {
-			return setupSemop(e, false)
-		}},
+		setup:   semopSetup(false)},
 	{Name: "semop-shared", Seed: "003", Unit: OpsPerSec, PerOp: 2,
 		Summary: "semop-multi with every worker on the same semaphore of the set",
-		setup: func(e *Env) (*Instance, error) {
-			return setupSemop(e, true)
-		}},
+		setup:   semopSetup(true)},
 	{Name: "sem-shm", Seed: "003", Unit: JobsPerMin, PerOp: 1,
 		Summary: "AIM7 shared_memory: create a set of one semaphore, 100 × {-1, +1, -1, +1}, remove it",
-		setup: func(e *Env) (*Instance, error) {
-			return perWorker(e, root, false, semShm)
-		}},
+		setup:   processes(root, false, semShm)},
 	mixWorkload,
 }
 
@@ -286,6 +268,11 @@ type semopState struct {
 	_        [64]byte
 	up, down [1]sem.Sembuf
 	_        [64]byte
+}
+
+// semopSetup is setupSemop's setup for shared or not.
+func semopSetup(shared bool) func(*Env) (*Instance, error) {
+	return func(e *Env) (*Instance, error) { return setupSemop(e, shared) }
 }
 
 // setupSemop makes one set per kernel with a semaphore for each of its

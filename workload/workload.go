@@ -186,6 +186,12 @@ func perWorker(e *Env, uid func(w int) int, ownGroup bool, op func(t *kernel.Tas
 	return inst, nil
 }
 
+// processes is the setup of a workload whose workers are processes made
+// by newWorker, each running op.
+func processes(uid func(w int) int, ownGroup bool, op func(t *kernel.Task) Op) func(*Env) (*Instance, error) {
+	return func(e *Env) (*Instance, error) { return perWorker(e, uid, ownGroup, op) }
+}
+
 func sameUser(int) int       { return workerUID }
 func distinctUser(w int) int { return workerUID + w }
 func root(int) int           { return -1 }

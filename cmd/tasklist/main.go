@@ -30,6 +30,7 @@ type command struct {
 var commands = []command{
 	runCommand,
 	diffCommand,
+	benchCommand,
 }
 
 func usage(w io.Writer) {

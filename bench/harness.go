@@ -28,6 +28,13 @@ const maxSamples = 64
 // nothing in the timed part.
 const latencyCap = 1 << 16
 
+// yieldEvery is how many iterations a worker runs between yields. When
+// every P runs a worker, the controller's timer would wait for the
+// scheduler's 10 ms preemption to fire, stretching every sample and
+// warm-up; a yield every few hundred iterations lets it run on time, for
+// well under 1% of a fast op's time.
+const yieldEvery = 256
+
 // measurement is what one run of a point measured.
 type measurement struct {
 	// value is the workload's figure.
@@ -41,6 +48,9 @@ type measurement struct {
 	notes         []string
 	// locks is the lock profile, from a run with lock statistics on.
 	locks *LockProfile
+	// load is how many CPUs' worth of other work ran meanwhile
+	// (otherLoad); -1 when unknown.
+	load float64
 }
 
 // worker is one worker's record, written only by it. marks[k] is its
@@ -111,6 +121,9 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 					return
 				}
 				count++
+				if count%yieldEvery == 0 {
+					runtime.Gosched()
+				}
 				if latency && len(rec.lat) < cap(rec.lat) {
 					rec.lat = append(rec.lat, d)
 				}
@@ -134,9 +147,11 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 	starts := make([]time.Time, t.Samples+2)
 	reader := newAllocReader()
 	var before, after heapAllocs
+	var cpuBefore, cpuAfter cpuReading
 	for k := int32(1); k <= last+1 && !stopped; k++ {
 		switch k {
 		case 1:
+			cpuBefore = readCPU(false)
 			before = reader.read()
 			if lockStats != nil {
 				lockStats(lockStart)
@@ -146,6 +161,7 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 				lockStats(lockStop)
 			}
 			after = reader.read()
+			cpuAfter = readCPU(false)
 		}
 		starts[k] = time.Now()
 		ep.Store(k)
@@ -163,7 +179,9 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 			return measurement{}, fmt.Errorf("%s: worker %d: %w", w.Name, i, err)
 		}
 	}
-	return measure(w, workers, starts[last+1].Sub(starts[1]), before, after, int(last)), nil
+	m := measure(w, workers, starts[last+1].Sub(starts[1]), before, after, int(last))
+	m.load = otherLoad(cpuBefore, cpuAfter)
+	return m, nil
 }
 
 // measure turns the workers' records into the run's figure.

@@ -56,8 +56,10 @@ type jsonResult struct {
 	AllocsPerOp *float64   `json:"allocs_per_op,omitempty"`
 	BytesPerOp  *float64   `json:"bytes_per_op,omitempty"`
 	Locks       *jsonLocks `json:"locks,omitempty"`
-	Notes       []string   `json:"notes,omitempty"`
-	Error       string     `json:"error,omitempty"`
+	// OtherLoad is the other work beside each repetition, in CPUs.
+	OtherLoad []float64 `json:"other_load"`
+	Notes     []string  `json:"notes,omitempty"`
+	Error     string    `json:"error,omitempty"`
 }
 
 type jsonLocks struct {
@@ -146,7 +148,10 @@ func (r *Results) jsonPoint(pt *Point) jsonResult {
 	s := pt.Summary()
 	jr := jsonResult{Workload: pt.Workload, Plan: pt.Plan, Workers: pt.Workers, Unit: pt.Unit,
 		HigherIsBetter: pt.HigherIsBetter, Values: pt.Values, Hmean: Hmean(pt.Values), CenterKind: s.Kind,
-		Center: s.Center, CILo: s.Lo, Min: s.Min, Max: s.Max, Notes: pt.Notes, Error: pt.Err}
+		Center: s.Center, CILo: s.Lo, Min: s.Min, Max: s.Max, Notes: pt.Notes, Error: pt.Err, OtherLoad: pt.Loads}
+	if jr.OtherLoad == nil {
+		jr.OtherLoad = []float64{}
+	}
 	if jr.Values == nil {
 		jr.Values = []float64{}
 	}
@@ -208,7 +213,7 @@ func (r *Results) WriteBench(w io.Writer) error {
 // csvHeader names the CSV columns.
 var csvHeader = []string{"workload", "plan", "workers", "unit", "reps", "center_kind", "center", "ci_lo", "ci_hi",
 	"min", "max", "hmean", "base", "change_pct", "p_value", "significant", "allocs_per_op", "bytes_per_op",
-	"serial_fraction", "serial_class", "top_wait_class", "top_wait_share", "values", "gomaxprocs", "cores", "go",
+	"serial_fraction", "serial_class", "top_wait_class", "top_wait_share", "other_load", "values", "gomaxprocs", "cores", "go",
 	"kernel", "gogc", "error"}
 
 // WriteCSV writes one row per point, under a header row. Values holds
@@ -241,11 +246,15 @@ func (r *Results) WriteCSV(w io.Writer) error {
 				row[20], row[21] = l.Waits[0].Class, f(l.Waits[0].Share)
 			}
 		}
+		load := ""
+		if l, ok := pt.OtherLoad(); ok {
+			load = f(l)
+		}
 		vals := make([]string, len(pt.Values))
 		for i, v := range pt.Values {
 			vals[i] = f(v)
 		}
-		row = append(row, strings.Join(vals, ";"), strconv.Itoa(r.Env.GOMAXPROCS), strconv.Itoa(r.Env.Cores),
+		row = append(row, load, strings.Join(vals, ";"), strconv.Itoa(r.Env.GOMAXPROCS), strconv.Itoa(r.Env.Cores),
 			r.Env.GoVersion, r.Env.Kernel, r.Env.GOGC, pt.Err)
 		cw.Write(row)
 	}

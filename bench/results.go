@@ -68,6 +68,9 @@ type Point struct {
 	// repetition (none for the host).
 	Allocs []float64
 	Bytes  []float64
+	// Loads holds the other work that ran beside each repetition, in
+	// CPUs (-1 where unknown).
+	Loads []float64
 	// Notes say where a host run differed from the model's workload.
 	Notes []string
 	// Locks is the lock profile, when lock statistics were gathered.
@@ -135,6 +138,7 @@ func (r *Results) Point(workload, plan string, n int) *Point {
 
 func (p *Point) add(m measurement) {
 	p.Values = append(p.Values, m.value)
+	p.Loads = append(p.Loads, m.load)
 	if p.Plan != Host {
 		p.Allocs = append(p.Allocs, m.allocs)
 		p.Bytes = append(p.Bytes, m.bytes)
@@ -151,6 +155,15 @@ func (p *Point) Summary() Summary { return Summarize(p.Values, p.HigherIsBetter)
 
 // AllocsPerOp returns the mean heap allocations and bytes per iteration.
 func (p *Point) AllocsPerOp() (allocs, bytes float64) { return mean(p.Allocs), mean(p.Bytes) }
+
+// OtherLoad returns the mean other work beside the repetitions, in CPUs;
+// ok is false when it is unknown.
+func (p *Point) OtherLoad() (load float64, ok bool) {
+	if len(p.Loads) == 0 || slices.Min(p.Loads) < 0 {
+		return 0, false
+	}
+	return mean(p.Loads), true
+}
 
 func mean(xs []float64) float64 {
 	if len(xs) == 0 {

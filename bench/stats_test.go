@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
@@ -116,5 +117,23 @@ func TestAmdahl(t *testing.T) {
 	}
 	if got := AmdahlSpeedup(0, 64); got != 64 {
 		t.Fatalf("no serial part: %v", got)
+	}
+}
+
+// TestOtherLoad: others' work is the machine's busy time less the
+// program's own, over the wall time; unknown without /proc/stat.
+func TestOtherLoad(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	before := cpuReading{at: t0, busy: 10 * time.Second, own: time.Second, ok: true}
+	after := cpuReading{at: t0.Add(2 * time.Second), busy: 13 * time.Second, own: 2 * time.Second, ok: true}
+	if got := otherLoad(before, after); got != 1 {
+		t.Fatalf("otherLoad = %v, want 1 CPU (3 s busy, 1 s ours, over 2 s)", got)
+	}
+	after.ok = false
+	if got := otherLoad(before, after); got != -1 {
+		t.Fatalf("otherLoad without /proc/stat = %v, want -1", got)
+	}
+	if r := readCPU(false); r.ok && r.busy <= 0 {
+		t.Fatalf("a reading of a running machine: %+v", r)
 	}
 }

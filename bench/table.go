@@ -78,6 +78,14 @@ func (r *Results) WriteTable(w io.Writer) {
 			row("CI95", n, func(pt *Point) string { return intervalCell(pt.Summary()) })
 		}
 		for _, n := range r.Workers {
+			row("Others", n, func(pt *Point) string {
+				if l, ok := pt.OtherLoad(); ok {
+					return fmt.Sprintf("%.2f CPUs", l)
+				}
+				return "?"
+			})
+		}
+		for _, n := range r.Workers {
 			row("Allocs", n, func(pt *Point) string {
 				a, b := pt.AllocsPerOp()
 				return fmt.Sprintf("%.1f %s", a, bytesString(b))

@@ -13,6 +13,7 @@ import (
 	_ "embed"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,9 @@ var source []byte
 
 // Binary returns the path of the host program, building it on first use.
 func Binary() (string, error) {
+	if runtime.GOARCH != "amd64" {
+		return "", fmt.Errorf("host benchmark: supports only amd64, not %s", runtime.GOARCH)
+	}
 	path, err := cbuild.Binary("hostbench", source, "-O2", "-pthread")
 	if err != nil {
 		return "", fmt.Errorf("host benchmark: %w", err)

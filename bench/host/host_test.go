@@ -26,12 +26,12 @@ func binary(t *testing.T) string {
 }
 
 // TestEveryWorkloadRunsOnTheHost: the host program knows every workload
-// of package workload, and each of its workers counts iterations in
-// every sample; pthread-create also times its calls.
+// of package workload, every sample lasts at least its length, and each
+// worker counts iterations; pthread-create also times its calls.
 func TestEveryWorkloadRunsOnTheHost(t *testing.T) {
 	binary(t)
 	for _, w := range workload.All() {
-		spec := Spec{Workload: w.Name, Workers: 2, Warmup: 5 * time.Millisecond, Sample: 30 * time.Millisecond,
+		spec := Spec{Workload: w.Name, Workers: 2, Warmup: 5 * time.Millisecond, Sample: 40 * time.Millisecond,
 			Samples: 2, Population: 20, Mix: "get:2,fork-exit:1,pthread-create:1"}
 		r, err := Run(context.Background(), spec)
 		if err != nil {
@@ -40,18 +40,30 @@ func TestEveryWorkloadRunsOnTheHost(t *testing.T) {
 		if len(r.Samples) != 2 {
 			t.Fatalf("%s: %d samples", w.Name, len(r.Samples))
 		}
+		counts := make([]uint64, spec.Workers)
+		timed := 0
 		for i, s := range r.Samples {
 			if s.Length < spec.Sample {
 				t.Errorf("%s: sample %d lasted %v, less than %v", w.Name, i, s.Length, spec.Sample)
 			}
+			if len(s.Counts) != spec.Workers {
+				t.Fatalf("%s: sample %d has %d workers' counts", w.Name, i, len(s.Counts))
+			}
 			for wk, c := range s.Counts {
-				if c == 0 && w.Name != "fork-exec" { // an exec can outlast a short sample
-					t.Errorf("%s: worker %d did nothing in sample %d", w.Name, wk, i)
-				}
+				counts[wk] += c
 			}
-			if (w.Name == "pthread-create") != (len(s.Latencies) > 0) && w.Name != "mix" {
-				t.Errorf("%s: %d latencies in sample %d", w.Name, len(s.Latencies), i)
+			timed += len(s.Latencies)
+		}
+		for wk, c := range counts {
+			// Under load an exec can outlast the samples.
+			if c == 0 && w.Name != "fork-exec" {
+				t.Errorf("%s: worker %d did nothing", w.Name, wk)
 			}
+		}
+		// Only pthread-create times its calls (and the mix, when it
+		// deals pthread-create).
+		if w.Name != "mix" && (w.Name == "pthread-create") != (timed > 0) {
+			t.Errorf("%s: %d timed calls", w.Name, timed)
 		}
 	}
 }

@@ -99,7 +99,7 @@ func TestBenchBadUsage(t *testing.T) {
 		{"--format", "xml"}, {"--workers", "0"}, {"--workers", "two"}, {"--plans", "nosuch"},
 		{"--workloads", "nosuch"}, {"--reps", "0"}, {"--duration", "-1s"}, {"--seeds", "--plans", "scalable"},
 		{"--quick", "--seeds"}, {"extra"}, {"--nosuchflag"}, {"--population", "-1"}, {"--mix", "/nonexistent/file"},
-		{"--plans", "prio-without-tasklist"},
+		{"--plans", "prio-without-tasklist"}, {"--max-load", "-1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := benchMain(context.Background(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 ||

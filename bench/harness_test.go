@@ -128,9 +128,9 @@ func TestRunModelReportsAFailedOp(t *testing.T) {
 }
 
 // TestRunInterleavesPlans: the sweep runs the first repetition of every
-// plan and worker count before the second, and the lock-statistics runs
-// (of the model plans only) after all repetitions; each point ends with
-// one value per repetition.
+// plan and worker count before the second, each repetition starting its
+// round of plans one plan later, and the lock-statistics runs after all
+// repetitions; each point ends with one value per repetition.
 func TestRunInterleavesPlans(t *testing.T) {
 	get, err := workload.Named("get")
 	if err != nil {
@@ -151,8 +151,8 @@ func TestRunInterleavesPlans(t *testing.T) {
 		if want := i/6 + 1; p.Rep != want {
 			t.Fatalf("run %d is rep %d, want %d", i, p.Rep, want)
 		}
-		if want := cfg.Groups[0].Plans[i%3]; p.Plan != want {
-			t.Fatalf("run %d is on %s, want %s (plans alternate innermost)", i, p.Plan, want)
+		if want := cfg.Groups[0].Plans[(i+p.Rep-1)%3]; p.Plan != want {
+			t.Fatalf("run %d (rep %d) is on %s, want %s", i, p.Rep, p.Plan, want)
 		}
 	}
 	for _, p := range seen[18:] {

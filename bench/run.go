@@ -21,7 +21,10 @@ type Config struct {
 	// Reps is how many times each point is measured. The repetitions
 	// are interleaved: the first of every point, then the second, and
 	// so on, so that a disturbance of the machine falls on every plan
-	// alike.
+	// alike; and each repetition starts the round of plans one plan
+	// later than the one before, so that no plan always runs first (on
+	// a busy machine the scheduler favours a program that has just
+	// slept, as this one has while the host program ran).
 	Reps   int
 	Timing Timing
 	// Population is get's population (workload.Env.Population).
@@ -120,7 +123,7 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	for rep := 1; rep <= cfg.Reps; rep++ {
 		for _, g := range cfg.Groups {
 			for _, n := range cfg.Workers {
-				for _, p := range g.Plans {
+				for _, p := range rotate(g.Plans, rep-1) {
 					step(g, p, n, rep)
 					pt := r.point(g.Workload, p, n)
 					if pt.Err != "" {
@@ -165,6 +168,12 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 	}
 	return r, nil
+}
+
+// rotate returns xs rotated left by k places.
+func rotate[T any](xs []T, k int) []T {
+	k %= len(xs)
+	return append(append([]T{}, xs[k:]...), xs[:k]...)
 }
 
 // maxAttempts bounds the runs of one repetition under Config.MaxLoad.

@@ -73,6 +73,12 @@ var (
 func runBench(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// The first signal stops the sweep, which keeps what it
+		// measured; a second one ends the program at once.
+		<-ctx.Done()
+		stop()
+	}()
 	return benchMain(ctx, args, stdout, stderr)
 }
 

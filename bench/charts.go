@@ -97,6 +97,7 @@ func (r *Results) throughputChart(g GroupInfo) (*chart, error) {
 	if drawn == 0 {
 		return nil, nil
 	}
+	p.Y.Max *= 4 // headroom on the logarithmic axis for the legend
 	return &chart{name: "throughput-" + g.Workload, title: g.Workload, plot: p,
 		caption: fmt.Sprintf("%s per plan and worker count, %s; bars are %.0f%% confidence intervals.", g.Unit, betterWord(g.HigherIsBetter), Confidence*100)}, nil
 }

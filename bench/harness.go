@@ -43,6 +43,8 @@ type measurement struct {
 	// perWorker by each.
 	iterations uint64
 	perWorker  []uint64
+	// elapsed is the samples' total length.
+	elapsed time.Duration
 	// allocs and bytes are the heap allocations per iteration.
 	allocs, bytes float64
 	notes         []string
@@ -113,11 +115,7 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 				}
 				d, err := op()
 				if err != nil {
-					rec.err = err
-					for k := seen + 1; k <= last+1; k++ {
-						rec.marks[k] = count
-						rec.latMarks[k] = len(rec.lat)
-					}
+					rec.err = err // the run fails: its marks do not matter
 					return
 				}
 				count++
@@ -186,7 +184,7 @@ func runModel(ctx context.Context, w *workload.Workload, inst *workload.Instance
 
 // measure turns the workers' records into the run's figure.
 func measure(w *workload.Workload, workers []worker, elapsed time.Duration, before, after heapAllocs, last int) measurement {
-	var m measurement
+	m := measurement{elapsed: elapsed}
 	var lat []float64
 	m.perWorker = make([]uint64, len(workers))
 	for i := range workers {

@@ -329,7 +329,7 @@ func (p *progress) update(pr bench.Progress) {
 	if p.bar == nil {
 		p.bar = progressbar.NewOptions(pr.Total, progressbar.OptionSetWriter(p.w), progressbar.OptionShowCount(),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionClearOnFinish(), progressbar.OptionSetWidth(24),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionFullWidth())
+			progressbar.OptionThrottle(100*time.Millisecond))
 	}
 	p.bar.Describe(what)
 	p.bar.Set(pr.Done)

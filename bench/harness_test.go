@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -138,9 +140,9 @@ func TestRunModelReportsAFailedOp(t *testing.T) {
 }
 
 // TestRunInterleavesPlans: the sweep runs the first repetition of every
-// plan and worker count before the second, each repetition starting its
-// round of plans one plan later, and the lock-statistics runs after all
-// repetitions; each point ends with one value per repetition.
+// plan and worker count before the second, each plan once per point and
+// repetition in an order that changes, and the lock-statistics runs
+// after all repetitions; each point ends with one value per repetition.
 func TestRunInterleavesPlans(t *testing.T) {
 	get, err := workload.Named("get")
 	if err != nil {
@@ -157,13 +159,23 @@ func TestRunInterleavesPlans(t *testing.T) {
 	if len(seen) != 3*2*3+3*2 || seen[len(seen)-1].Done != len(seen)-1 || seen[0].Total != len(seen) {
 		t.Fatalf("%d progress reports, last %+v", len(seen), seen[len(seen)-1])
 	}
-	for i, p := range seen[:18] {
-		if want := i/6 + 1; p.Rep != want {
-			t.Fatalf("run %d is rep %d, want %d", i, p.Rep, want)
+	orders := map[string]bool{}
+	for i := 0; i < 18; i += 3 {
+		var round []string
+		for _, p := range seen[i : i+3] {
+			if want := i/6 + 1; p.Rep != want || p.Workers != seen[i].Workers {
+				t.Fatalf("run %d is rep %d at %d workers, want rep %d at %d", i, p.Rep, p.Workers, want, seen[i].Workers)
+			}
+			round = append(round, p.Plan)
 		}
-		if want := cfg.Groups[0].Plans[(i+p.Rep-1)%3]; p.Plan != want {
-			t.Fatalf("run %d (rep %d) is on %s, want %s", i, p.Rep, p.Plan, want)
+		sorted := slices.Sorted(slices.Values(round))
+		if !slices.Equal(sorted, []string{"linux-2.6.35", Private, "scalable"}) {
+			t.Fatalf("runs %d-%d are on %v: want each plan once", i, i+2, round)
 		}
+		orders[strings.Join(round, " ")] = true
+	}
+	if len(orders) < 2 {
+		t.Fatalf("the plans ran in one order every time: %v", orders)
 	}
 	for _, p := range seen[18:] {
 		if p.Rep != 0 {
@@ -214,5 +226,15 @@ func TestSplitPlans(t *testing.T) {
 		if _, err := SplitPlans(bad); err == nil {
 			t.Errorf("SplitPlans(%q) succeeded", bad)
 		}
+	}
+}
+
+// TestRunOrderPutsTheHostLast: the host, never compared, runs after the
+// model plans, which are all there.
+func TestRunOrderPutsTheHostLast(t *testing.T) {
+	plans := []string{Host, "scalable", Private, "gvisor"}
+	got := runOrder(plans, rand.New(rand.NewPCG(3, 4)))
+	if len(got) != 4 || got[3] != Host || !slices.Contains(got, "scalable") || !slices.Contains(got, Private) || !slices.Contains(got, "gvisor") {
+		t.Fatalf("runOrder = %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"tasklist/bench/host"
@@ -21,10 +22,10 @@ type Config struct {
 	// Reps is how many times each point is measured. The repetitions
 	// are interleaved: the first of every point, then the second, and
 	// so on, so that a disturbance of the machine falls on every plan
-	// alike; and each repetition starts the round of plans one plan
-	// later than the one before, so that no plan always runs first (on
-	// a busy machine the scheduler favours a program that has just
-	// slept, as this one has while the host program ran).
+	// alike. Within a repetition the model plans of a point run in an
+	// order shuffled afresh each time (seeded, so a sweep is
+	// reproducible), so that no plan always runs first or always after
+	// the same one; the host runs last.
 	Reps   int
 	Timing Timing
 	// Population is get's population (workload.Env.Population).
@@ -120,10 +121,11 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 		}
 		done++
 	}
+	order := rand.New(rand.NewPCG(1, 2))
 	for rep := 1; rep <= cfg.Reps; rep++ {
 		for _, g := range cfg.Groups {
 			for _, n := range cfg.Workers {
-				for _, p := range rotate(g.Plans, rep-1) {
+				for _, p := range runOrder(g.Plans, order) {
 					step(g, p, n, rep)
 					pt := r.point(g.Workload, p, n)
 					if pt.Err != "" {
@@ -170,10 +172,20 @@ func Run(ctx context.Context, cfg Config) (*Results, error) {
 	return r, nil
 }
 
-// rotate returns xs rotated left by k places.
-func rotate[T any](xs []T, k int) []T {
-	k %= len(xs)
-	return append(append([]T{}, xs[k:]...), xs[:k]...)
+// runOrder returns plans in the order one repetition of a point runs
+// them: the model plans shuffled by rng, then the host.
+func runOrder(plans []string, rng *rand.Rand) []string {
+	var model []string
+	for _, p := range plans {
+		if p != Host {
+			model = append(model, p)
+		}
+	}
+	rng.Shuffle(len(model), func(i, j int) { model[i], model[j] = model[j], model[i] })
+	if len(model) < len(plans) {
+		model = append(model, Host)
+	}
+	return model
 }
 
 // maxAttempts bounds the runs of one repetition under Config.MaxLoad.

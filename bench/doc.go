@@ -30,7 +30,10 @@
 // read without stopping the world. Each point is repeated (five times by
 // default) and the repetitions are interleaved: the first of every plan,
 // then the second, so that a disturbance of the machine falls on all plans
-// alike. Lock statistics are gathered in one more run per point, after the
+// alike; within a repetition the model plans run in a freshly shuffled
+// order and the host last, so that no plan always follows the same one.
+// How much other work ran beside each repetition is measured from
+// /proc/stat and reported; Config.MaxLoad reruns the noisiest. Lock statistics are gathered in one more run per point, after the
 // timed ones, so that those pay nothing for them.
 //
 // # Statistics

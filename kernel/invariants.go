@@ -203,7 +203,10 @@ func (c *checker) checkNamespace(ns *PIDNamespace) {
 	// pid_ns->child_reaper does: its init's zombie leader may outlive
 	// the thread that zapped it, and nothing can be adopted any more.
 	if r := ns.childReaper.Load(); r != nil && ns.alloc.Count() > 0 && !ns.alloc.Disabled() {
-		if r.tg.leader.Load().pid.Load().nrIn(ns) != 1 && r.tg.ns == ns {
+		// The root init is pid 1 unless its kernel shares a pid space
+		// (Config.PIDSpace).
+		rootInit := ns.parent == nil && r.tg == c.k.init.tg
+		if r.tg.leader.Load().pid.Load().nrIn(ns) != 1 && r.tg.ns == ns && !rootInit {
 			c.fail("ns level %d: child reaper is not a thread of pid 1", ns.level)
 		}
 		if r.state.Load() == taskDead {

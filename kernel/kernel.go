@@ -53,6 +53,14 @@ type Config struct {
 	// SemLimits are the SysV semaphore limits of every IPC namespace; the
 	// zero value means Linux's defaults.
 	SemLimits sem.Limits
+	// PIDSpace, when set, is where the root pid namespace draws its
+	// numbers from, shared with every other kernel given the same space:
+	// their tasks get distinct pids in one cyclic order, as if in one
+	// table, and the space's lock is the only thing they share. It is a
+	// benchmark control (the limit of any design that keeps Linux's
+	// global pid order); only the first such kernel's init is pid 1.
+	// PIDMax must then be 0 or the space's pid_max.
+	PIDSpace *pid.Space
 	// Plan says where a table lock is taken on top of the per-object
 	// locks (package plan); nil is tasklist's own design, with none.
 	Plan *plan.Plan
@@ -91,7 +99,12 @@ type Kernel struct {
 // leads its own session and process group, runs as uid 0 with every
 // capability and has the default resource limits.
 func New(cfg Config) (*Kernel, error) {
-	if cfg.PIDMax == 0 {
+	switch {
+	case cfg.PIDSpace != nil && cfg.PIDMax == 0:
+		cfg.PIDMax = cfg.PIDSpace.Max()
+	case cfg.PIDSpace != nil && cfg.PIDMax != cfg.PIDSpace.Max():
+		return nil, unix.EINVAL
+	case cfg.PIDMax == 0:
 		cfg.PIDMax = pid.DefaultMax
 	}
 	if cfg.ThreadLimit < 0 {

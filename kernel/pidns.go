@@ -51,10 +51,17 @@ func (w *drainWait) fire(k *Kernel) {
 	w.once.Do(func() { k.goAsync(w.then) })
 }
 
+// newPIDNamespace makes a namespace below parent (nil for the root) with
+// pidMax; the root draws from Config.PIDSpace when one is set.
 func newPIDNamespace(k *Kernel, parent *PIDNamespace, pidMax int) (*PIDNamespace, error) {
-	a, err := pid.NewAllocator[PID](pidMax)
-	if err != nil {
-		return nil, err
+	var a *pid.Allocator[PID]
+	if space := k.cfg.PIDSpace; parent == nil && space != nil {
+		a = pid.NewSharedAllocator[PID](space)
+	} else {
+		var err error
+		if a, err = pid.NewAllocator[PID](pidMax); err != nil {
+			return nil, err
+		}
 	}
 	ns := &PIDNamespace{k: k, parent: parent, alloc: a}
 	if parent != nil {

@@ -47,6 +47,7 @@ type command struct {
 var commands = []command{
 	runCommand,
 	diffCommand,
+	benchCommand,
 	plansCommand,
 	versionCommand,
 }

@@ -30,15 +30,17 @@ const (
 
 var allocatorClass = lockstat.NewClass("pid.Allocator.mu")
 
-// Allocator hands out the pid numbers of one namespace level and maps each
-// allocated number to an object. Lookups take no lock; allocation, freeing
-// and publication happen under the allocator's lock, so that a walk that
-// follows Disable sees every number allocated before it. Its lock is a
-// leaf: nothing else is acquired while it is held.
-type Allocator[T any] struct {
-	mu    lockstat.Mutex
-	table table[T]
-
+// Space is what allocators drawing from one numbering share: the numbers
+// in use, the cursor (idr_next), pid_max and the allocation sequence. An
+// allocator made by NewAllocator has a space of its own, as every
+// namespace level has in Linux. Allocators made by NewSharedAllocator on
+// one Space hand out numbers in a single cyclic order and never the same
+// number twice, each publishing only its own; a benchmark control uses it
+// to give independent kernels one pid cursor, the one thing a table that
+// keeps Linux's global pid order cannot stop sharing. Its lock is a leaf:
+// nothing else is acquired while it is held.
+type Space struct {
+	mu lockstat.Mutex
 	// used has one bit per number in [0, max); a set bit is allocated.
 	// +checklocks:mu
 	used []uint64
@@ -48,77 +50,110 @@ type Allocator[T any] struct {
 	// max is pid_max: the largest number handed out is max-1.
 	// +checklocks:mu
 	max int
-	// count is the number of allocated numbers (pid_allocated).
+	// count is the number of allocated numbers, over all allocators.
 	// +checklocks:mu
 	count int
-	// disabled is set once the namespace's init has died: every later
-	// allocation fails with ENOMEM (disable_pid_allocation).
-	// +checklocks:mu
-	disabled bool
 	// seq counts successful allocations since creation.
 	// +checklocks:mu
 	seq uint64
 }
 
-// NewAllocator returns an allocator with the given pid_max, which must be
-// in [MinMax, Limit].
-func NewAllocator[T any](max int) (*Allocator[T], error) {
+// NewSpace returns an empty number space with the given pid_max, which
+// must be in [MinMax, Limit].
+func NewSpace(max int) (*Space, error) {
 	if max < MinMax || max > Limit {
 		return nil, syscall.EINVAL
 	}
-	a := &Allocator[T]{}
-	a.mu.Init(allocatorClass, 0)
-	a.mu.Lock()
-	a.max = max
-	a.used = make([]uint64, (max+63)/64)
-	a.mu.Unlock()
-	return a, nil
+	s := &Space{}
+	s.mu.Init(allocatorClass, 0)
+	s.mu.Lock()
+	s.max = max
+	s.used = make([]uint64, (max+63)/64)
+	s.mu.Unlock()
+	return s, nil
 }
 
-// Alloc takes the next free number, cyclically, and publishes v for it. It
-// returns the number and the allocation's sequence number (how many
-// allocations this allocator has made, this one included). Errors: EAGAIN
-// when every number in range is taken, ENOMEM when allocation has been
-// disabled. A disabled allocator still moves its cursor past the number it
-// would have handed out: alloc_pid takes a number from the IDR at every
-// level before it checks PIDNS_ADDING, and gives it back when the check
-// fails, so a fork into a dead namespace uses up a number (A13).
+// Allocator hands out the pid numbers of one namespace level and maps each
+// allocated number to an object. Lookups take no lock; allocation, freeing
+// and publication happen under its space's lock, so that a walk that
+// follows Disable sees every number allocated before it.
+type Allocator[T any] struct {
+	space *Space
+	table table[T]
+
+	// count is the number of numbers this allocator has allocated
+	// (pid_allocated).
+	// +checklocks:space.mu
+	count int
+	// disabled is set once the namespace's init has died: every later
+	// allocation fails with ENOMEM (disable_pid_allocation).
+	// +checklocks:space.mu
+	disabled bool
+}
+
+// NewAllocator returns an allocator with a space of its own and the given
+// pid_max, which must be in [MinMax, Limit].
+func NewAllocator[T any](max int) (*Allocator[T], error) {
+	s, err := NewSpace(max)
+	if err != nil {
+		return nil, err
+	}
+	return NewSharedAllocator[T](s), nil
+}
+
+// NewSharedAllocator returns an allocator that draws its numbers from s,
+// which other allocators may share: pid_max, the cursor, the wrap and the
+// sequence numbers are then theirs in common, while each allocator
+// publishes, counts, ranges over and disables only its own numbers.
+func NewSharedAllocator[T any](s *Space) *Allocator[T] { return &Allocator[T]{space: s} }
+
+// Alloc takes the next free number, cyclically, and publishes v, which
+// must not be nil, for it. It returns the number and the allocation's
+// sequence number (how many allocations the allocator's space has made,
+// this one included). Errors:
+// EAGAIN when every number in range is taken, ENOMEM when allocation has
+// been disabled. A disabled allocator still moves its cursor past the
+// number it would have handed out: alloc_pid takes a number from the IDR
+// at every level before it checks PIDNS_ADDING, and gives it back when the
+// check fails, so a fork into a dead namespace uses up a number (A13).
 func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	s := a.space
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	min := 1
-	if a.cursor > ReservedPIDs {
+	if s.cursor > ReservedPIDs {
 		min = ReservedPIDs
 	}
-	start := max(a.cursor, min)
-	nr = a.findFreeLocked(start, a.max)
+	start := max(s.cursor, min)
+	nr = s.findFreeLocked(start, s.max)
 	if nr < 0 && start > min {
-		nr = a.findFreeLocked(min, a.max)
+		nr = s.findFreeLocked(min, s.max)
 	}
 	if nr < 0 {
 		return 0, 0, syscall.EAGAIN
 	}
 	if a.disabled {
-		a.cursor = nr + 1
+		s.cursor = nr + 1
 		return 0, 0, syscall.ENOMEM
 	}
-	a.used[nr/64] |= 1 << (nr % 64)
+	s.used[nr/64] |= 1 << (nr % 64)
 	a.table.store(nr, v)
-	a.cursor = nr + 1
+	s.cursor = nr + 1
+	s.count++
 	a.count++
-	a.seq++
-	return nr, a.seq, nil
+	s.seq++
+	return nr, s.seq, nil
 }
 
 // findFreeLocked returns the first clear bit in [from, to), or -1.
 //
-// Preconditions: a.mu is held.
+// Preconditions: s.mu is held.
 //
-// +checklocks:a.mu
-func (a *Allocator[T]) findFreeLocked(from, to int) int {
+// +checklocks:s.mu
+func (s *Space) findFreeLocked(from, to int) int {
 	for from < to {
 		w := from / 64
-		free := ^a.used[w] >> (from % 64)
+		free := ^s.used[w] >> (from % 64)
 		if free != 0 {
 			nr := from + bits.TrailingZeros64(free)
 			if nr < to {
@@ -142,77 +177,89 @@ func (a *Allocator[T]) Range(f func(nr int, v *T) bool) { a.table.rangeAll(f) }
 // Free unpublishes nr, returns it to the allocator and reports how many numbers remain
 // allocated.
 func (a *Allocator[T]) Free(nr int) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.space.mu.Lock()
+	defer a.space.mu.Unlock()
 	a.freeLocked(nr)
 	return a.count
 }
 
 // Abort returns a number whose allocation was not completed (a later
-// namespace level failed). If that leaves the allocator empty, the cursor
-// is reset so that the next attempt gets pid 1 again, as alloc_pid does for
-// a namespace whose first allocation failed.
+// namespace level failed). If that leaves the space empty, the cursor is
+// reset so that the next attempt gets pid 1 again, as alloc_pid does for a
+// namespace whose first allocation failed.
 func (a *Allocator[T]) Abort(nr int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	s := a.space
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	a.freeLocked(nr)
-	if a.count == 0 {
-		a.cursor = 0
+	if s.count == 0 {
+		s.cursor = 0
 	}
 }
 
-// Preconditions: a.mu is held.
+// Preconditions: a.space.mu is held.
 //
-// +checklocks:a.mu
+// +checklocks:a.space.mu
 func (a *Allocator[T]) freeLocked(nr int) {
-	if nr <= 0 || nr/64 >= len(a.used) || a.used[nr/64]&(1<<(nr%64)) == 0 {
+	s := a.space
+	if nr <= 0 || nr/64 >= len(s.used) || s.used[nr/64]&(1<<(nr%64)) == 0 || a.table.load(nr) == nil {
 		panic("pid: freeing a number that is not allocated")
 	}
 	a.table.store(nr, nil)
-	a.used[nr/64] &^= 1 << (nr % 64)
+	s.used[nr/64] &^= 1 << (nr % 64)
+	s.count--
 	a.count--
 }
 
 // Disable makes every later Alloc fail with ENOMEM (after it has moved the
 // cursor, as a failed alloc_pid does).
 func (a *Allocator[T]) Disable() {
-	a.mu.Lock()
+	a.space.mu.Lock()
 	a.disabled = true
-	a.mu.Unlock()
+	a.space.mu.Unlock()
 }
 
 // Disabled reports whether Disable has been called.
 func (a *Allocator[T]) Disabled() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.space.mu.Lock()
+	defer a.space.mu.Unlock()
 	return a.disabled
 }
 
-// Count returns the number of allocated numbers.
+// Count returns the number of numbers this allocator has allocated.
 func (a *Allocator[T]) Count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.space.mu.Lock()
+	defer a.space.mu.Unlock()
 	return a.count
 }
 
 // Max returns pid_max.
 func (a *Allocator[T]) Max() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.max
+	a.space.mu.Lock()
+	defer a.space.mu.Unlock()
+	return a.space.max
 }
 
-// SetMax changes pid_max. Numbers already handed out above the new maximum
-// stay valid until freed. Errors: EINVAL outside [MinMax, Limit].
+// SetMax changes pid_max, for every allocator of the space. Numbers
+// already handed out above the new maximum stay valid until freed.
+// Errors: EINVAL outside [MinMax, Limit].
 func (a *Allocator[T]) SetMax(max int) error {
 	if max < MinMax || max > Limit {
 		return syscall.EINVAL
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if words := (max + 63) / 64; words > len(a.used) {
-		a.used = append(a.used, make([]uint64, words-len(a.used))...)
+	s := a.space
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if words := (max + 63) / 64; words > len(s.used) {
+		s.used = append(s.used, make([]uint64, words-len(s.used))...)
 	}
-	a.max = max
+	s.max = max
 	return nil
+}
+
+// Max returns the space's pid_max.
+func (s *Space) Max() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.max
 }

@@ -263,3 +263,89 @@ func TestAllocConcurrent(t *testing.T) {
 		t.Fatalf("count %d after every number was freed", a.Count())
 	}
 }
+
+// TestSharedSpace: allocators on one space hand out numbers in one cyclic
+// order, never the same number twice; each publishes, counts and frees
+// only its own, and the sequence numbers are the space's.
+func TestSharedSpace(t *testing.T) {
+	s, err := NewSpace(MinMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := NewSharedAllocator[int](s), NewSharedAllocator[int](s)
+	mustAlloc(t, a, 1)
+	mustAlloc(t, b, 2)
+	mustAlloc(t, a, 3)
+	v := 4
+	if nr, seq, err := b.Alloc(&v); nr != 4 || seq != 4 || err != nil {
+		t.Fatalf("Alloc = %d, seq %d, %v; want 4, seq 4", nr, seq, err)
+	}
+	if a.Count() != 2 || b.Count() != 2 {
+		t.Fatalf("counts %d, %d; want 2 each", a.Count(), b.Count())
+	}
+	if a.Load(2) != nil || b.Load(1) != nil || *a.Load(3) != 3 {
+		t.Fatal("an allocator sees another's numbers")
+	}
+	var seen []int
+	b.Range(func(nr int, _ *int) bool { seen = append(seen, nr); return true })
+	if len(seen) != 2 || seen[0] != 2 || seen[1] != 4 {
+		t.Fatalf("Range of b visited %v, want [2 4]", seen)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("freeing another allocator's number did not panic")
+			}
+		}()
+		a.Free(2)
+	}()
+	if left := a.Free(1); left != 1 {
+		t.Fatalf("Free left %d, want 1", left)
+	}
+	mustAlloc(t, b, 5) // 1 is not reused before the wrap, whoever freed it
+	if err := a.SetMax(400); err != nil || b.Max() != 400 || s.Max() != 400 {
+		t.Fatal("pid_max is the space's")
+	}
+	a.Disable()
+	wantErr(t, a, syscall.ENOMEM)
+	mustAlloc(t, b, 7) // a's failed allocation moved the shared cursor past 6
+}
+
+// TestSharedSpaceConcurrent: allocators on one space, used from several
+// goroutines at once, never hand out one number twice.
+func TestSharedSpaceConcurrent(t *testing.T) {
+	s, err := NewSpace(DefaultMax)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 2000
+	got := make([][]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		a := NewSharedAllocator[int](s)
+		wg.Go(func() {
+			v := w
+			for i := range each {
+				nr, _, err := a.Alloc(&v)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[w] = append(got[w], nr)
+				if i%2 == 1 {
+					a.Free(nr)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for _, nrs := range got {
+		for _, nr := range nrs {
+			if seen[nr] {
+				t.Fatalf("number %d handed out twice", nr)
+			}
+			seen[nr] = true
+		}
+	}
+}

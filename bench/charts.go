@@ -1,0 +1,329 @@
+package bench
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// chart is one figure of the report.
+type chart struct {
+	// name is the file name without extension; the chart is saved as
+	// name.svg and name.png.
+	name    string
+	title   string
+	caption string
+	plot    *plot.Plot
+}
+
+// chartSize is every chart's size.
+const chartWidth, chartHeight = 16 * vg.Centimeter, 10 * vg.Centimeter
+
+// save writes the chart as SVG and PNG into dir.
+func (c *chart) save(dir string) error {
+	for _, ext := range []string{".svg", ".png"} {
+		if err := c.plot.Save(chartWidth, chartHeight, filepath.Join(dir, c.name+ext)); err != nil {
+			return fmt.Errorf("chart %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// intervalXYs are points with asymmetric Y intervals, for error bars.
+type intervalXYs struct {
+	plotter.XYs
+	lo, hi []float64 // distances below and above each point
+}
+
+func (e intervalXYs) YError(i int) (float64, float64) { return e.lo[i], e.hi[i] }
+
+func (e *intervalXYs) add(x float64, s Summary) {
+	e.XYs = append(e.XYs, plotter.XY{X: x, Y: s.Center})
+	hi := s.Hi
+	if math.IsInf(hi, 1) {
+		hi = s.Max
+	}
+	// The lower end stays positive, for logarithmic axes.
+	e.lo = append(e.lo, min(max(0, s.Center-s.Lo), 0.999*s.Center))
+	e.hi = append(e.hi, max(0, hi-s.Center))
+}
+
+// throughputChart is a workload's figure against workers, a line per
+// plan with the host's included, on a logarithmic scale since the host
+// and the model differ by orders of magnitude.
+func (r *Results) throughputChart(g GroupInfo) (*chart, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s against workers", g.Workload, g.Unit)
+	p.X.Label.Text = "workers"
+	p.Y.Label.Text = g.Unit + " (log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker = workerTicks(r.Workers)
+	p.Legend.Top = true
+	drawn := 0
+	for i, name := range g.Plans {
+		var pts intervalXYs
+		for _, n := range r.Workers {
+			// A logarithmic axis has no room for a point that did nothing.
+			if pt := r.Point(g.Workload, name, n); pt != nil && len(pt.Values) > 0 && pt.Summary().Center > 0 {
+				pts.add(float64(n), pt.Summary())
+			}
+		}
+		if len(pts.XYs) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts.XYs)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		bars, err := plotter.NewYErrorBars(pts)
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = plotutil.Color(i)
+		p.Add(line, points, bars)
+		p.Legend.Add(name, line, points)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	p.Y.Max *= 4 // headroom on the logarithmic axis for the legend
+	return &chart{name: "throughput-" + g.Workload, title: g.Workload, plot: p,
+		caption: fmt.Sprintf("%s per plan and worker count, %s; bars are %.0f%% confidence intervals.", g.Unit, betterWord(g.HigherIsBetter), Confidence*100)}, nil
+}
+
+func betterWord(higher bool) string {
+	if higher {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
+// workerTicks labels the measured worker counts.
+type workerTicks []int
+
+func (w workerTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, n := range w {
+		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+	}
+	return ticks
+}
+
+// seedChart shows a claim's A/B: at each worker count, the toggle-off and
+// toggle-on performance relative to toggle off's center (100), with
+// their intervals.
+func (r *Results) seedChart(s SeedResult) (*chart, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("seed %s: %s on %s", s.Seed, s.Toggle, s.Workload)
+	p.Y.Label.Text = fmt.Sprintf("performance, %% of %s (higher is better)", SeedBase)
+	var labels []string
+	for _, at := range s.At {
+		i := len(labels) / 2 // the group's place among those drawn
+		if at.Off.Center <= 0 || at.On.Center <= 0 {
+			continue // a side that did nothing has no ratio
+		}
+		ref := at.Off.Center
+		// rel is x as a performance relative to ref: for a latency, the
+		// inverse ratio, so that higher is better either way.
+		rel := func(x Summary) Summary {
+			if x.Kind == "Hmean" {
+				return Summary{Center: 100 * x.Center / ref, Lo: 100 * x.Lo / ref, Hi: 100 * x.Hi / ref, Max: 100 * x.Max / ref}
+			}
+			return Summary{Center: 100 * ref / x.Center, Lo: 100 * ref / x.Hi, Hi: 100 * ref / x.Lo, Max: 100 * ref / x.Min}
+		}
+		for j, side := range []Summary{rel(at.Off), rel(at.On)} {
+			x := float64(2*i + j)
+			labels = append(labels, fmt.Sprintf("%dw %s", at.Workers, []string{"off", "on"}[j]))
+			bar, err := plotter.NewBarChart(plotter.Values{side.Center}, vg.Points(24))
+			if err != nil {
+				return nil, err
+			}
+			bar.XMin = x
+			bar.Color = plotutil.Color(j)
+			p.Add(bar)
+			if i == 0 {
+				p.Legend.Add([]string{"toggle off", "toggle on"}[j], bar)
+			}
+			var whisker intervalXYs
+			whisker.add(x, side)
+			eb, err := plotter.NewYErrorBars(whisker)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(eb)
+		}
+	}
+	p.NominalX(labels...)
+	p.Y.Min = 0
+	p.Y.Max *= 1.25 // headroom for the legend
+	p.Legend.Top = true
+	return &chart{name: "seed-" + s.Seed, title: "seed " + s.Seed, plot: p,
+		caption: fmt.Sprintf("Seed %s claims %s. Bars: toggle off and on under %s, relative to off; whiskers: %.0f%% intervals.", s.Seed, s.Claim.Claim, SeedBase, Confidence*100)}, nil
+}
+
+// lockChart stacks, for each model plan at the largest worker count with
+// a lock profile, the share of worker time spent waiting per lock class.
+func (r *Results) lockChart(g GroupInfo) (*chart, error) {
+	n, plans := 0, []string{}
+	for _, w := range r.Workers {
+		if r.hasLocks(g.Workload, w) {
+			n = w
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	share := map[string]map[string]float64{} // class → plan → share
+	total := map[string]float64{}
+	for _, name := range g.Plans {
+		pt := r.Point(g.Workload, name, n)
+		if pt == nil || pt.Locks == nil {
+			continue
+		}
+		plans = append(plans, name)
+		for _, wt := range pt.Locks.Waits {
+			if share[wt.Class] == nil {
+				share[wt.Class] = map[string]float64{}
+			}
+			share[wt.Class][name] = wt.Share * 100
+			total[wt.Class] += wt.Share
+		}
+	}
+	classes := make([]string, 0, len(share))
+	for c := range share {
+		classes = append(classes, c)
+	}
+	slices.SortFunc(classes, func(a, b string) int {
+		if total[a] != total[b] {
+			if total[a] > total[b] {
+				return -1
+			}
+			return 1
+		}
+		return compareStrings(a, b)
+	})
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s at %d workers: where workers wait", g.Workload, n)
+	p.Y.Label.Text = "% of worker time waiting"
+	p.NominalX(plans...)
+	var below *plotter.BarChart
+	for i, c := range classes {
+		if i == 6 {
+			break
+		}
+		vals := make(plotter.Values, len(plans))
+		for j, name := range plans {
+			vals[j] = share[c][name]
+		}
+		bars, err := plotter.NewBarChart(vals, vg.Points(28))
+		if err != nil {
+			return nil, err
+		}
+		bars.Color = plotutil.Color(i)
+		bars.LineStyle.Color = color.Black
+		if below != nil {
+			bars.StackOn(below)
+		}
+		below = bars
+		p.Add(bars)
+		p.Legend.Add(shortClass(c), bars)
+	}
+	if len(classes) == 0 {
+		// Nobody waited: draw empty bars so that the chart says so.
+		bars, err := plotter.NewBarChart(make(plotter.Values, len(plans)), vg.Points(28))
+		if err != nil {
+			return nil, err
+		}
+		p.Add(bars)
+		p.Title.Text += " (no waits)"
+	}
+	// Headroom above the tallest stack for the legend.
+	p.Y.Max *= 1.4
+	p.Legend.Top = true
+	return &chart{name: "locks-" + g.Workload, title: g.Workload + " locks", plot: p,
+		caption: fmt.Sprintf("Share of the workers' time spent waiting for each lock class (the six largest), from a run with lock statistics on at %d workers.", n)}, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// projectionChart draws, for each model plan of a workload, the
+// projected speedup over one worker up to 128 cores (USL where fitted,
+// Amdahl from the serial fraction otherwise) and the measured speedups.
+func (r *Results) projectionChart(g GroupInfo, prs []Projection) (*chart, error) {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: projected speedup (a projection, not a measurement)", g.Workload)
+	p.X.Label.Text = "cores (log scale)"
+	p.Y.Label.Text = "speedup over 1 worker"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = workerTicks{1, 2, 4, 8, 16, 32, 64, 128}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := 0
+	for i, pr := range prs {
+		if pr.Workload != g.Workload {
+			continue
+		}
+		var curve plotter.XYs
+		kind := "USL"
+		for c := 1; c <= 128; c *= 2 {
+			y := 0.0
+			switch {
+			case pr.HasUSL:
+				y = pr.USL.Speedup(c)
+			default:
+				kind = "Amdahl"
+				y = AmdahlSpeedup(pr.Serial, c)
+			}
+			curve = append(curve, plotter.XY{X: float64(c), Y: y})
+		}
+		line, err := plotter.NewLine(curve)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(1)
+		p.Add(line)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", pr.Plan, kind), line)
+		if one := r.Point(g.Workload, pr.Plan, 1); one != nil && Hmean(one.Values) > 0 {
+			var measured plotter.XYs
+			base := Hmean(one.Values)
+			for _, n := range r.Workers {
+				if pt := r.Point(g.Workload, pr.Plan, n); pt != nil && len(pt.Values) > 0 {
+					measured = append(measured, plotter.XY{X: float64(n), Y: Hmean(pt.Values) / base})
+				}
+			}
+			sc, err := plotter.NewScatter(measured)
+			if err != nil {
+				return nil, err
+			}
+			sc.Color = plotutil.Color(i)
+			sc.Shape = plotutil.Shape(i)
+			p.Add(sc)
+		}
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	return &chart{name: "projection-" + g.Workload, title: g.Workload + " projection", plot: p,
+		caption: "Dashed: the projection (the Universal Scalability Law fitted to the sweep when it has four or more worker counts, else Amdahl's law from the measured serial fraction). Marks: the measured speedups."}, nil
+}

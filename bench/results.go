@@ -1,0 +1,283 @@
+package bench
+
+import (
+	"bufio"
+	"cmp"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/workload"
+)
+
+// Results is what a sweep measured.
+type Results struct {
+	Env     Env
+	Workers []int
+	Reps    int
+	Timing  Timing
+	// Groups are the sweep's workloads with their plans, in order.
+	Groups []GroupInfo
+	Points []*Point
+	// Interrupted is set when the sweep was stopped before its end.
+	Interrupted bool
+	// Seeds holds the seed table, for a sweep of the seeds' claims.
+	Seeds []SeedResult
+}
+
+// GroupInfo describes a workload of the sweep.
+type GroupInfo struct {
+	Workload       string
+	Unit           string
+	HigherIsBetter bool
+	Plans          []string
+	Summary        string
+	HostNote       string
+}
+
+// Env describes the machine and the program that measured.
+type Env struct {
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Cores      int    `json:"cores"`
+	GoVersion  string `json:"go"`
+	// Kernel is the host's kernel release (uname -r).
+	Kernel string `json:"kernel"`
+	CPU    string `json:"cpu,omitempty"`
+	GOOS   string `json:"goos"`
+	GOARCH string `json:"goarch"`
+	// GOGC is the GOGC environment variable, "default" when unset.
+	GOGC string    `json:"gogc"`
+	Date time.Time `json:"date"`
+}
+
+// Point is one workload on one plan at one worker count, over its
+// repetitions.
+type Point struct {
+	Workload       string
+	Plan           string
+	Workers        int
+	Unit           string
+	HigherIsBetter bool
+	// Values holds the figure of each repetition, in order.
+	Values []float64
+	// Allocs and Bytes hold the heap allocations per iteration of each
+	// repetition (none for the host).
+	Allocs []float64
+	Bytes  []float64
+	// Loads holds the other work that ran beside each repetition, in
+	// CPUs (-1 where unknown).
+	Loads []float64
+	// Notes say where a host run differed from the model's workload.
+	Notes []string
+	// Locks is the lock profile, when lock statistics were gathered.
+	Locks *LockProfile
+	// Err is why the host could not run the point.
+	Err string
+}
+
+// CurrentEnv describes this machine and program.
+func CurrentEnv() Env {
+	e := Env{GOMAXPROCS: runtime.GOMAXPROCS(0), Cores: runtime.NumCPU(), GoVersion: runtime.Version(),
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GOGC: cmp.Or(os.Getenv("GOGC"), "default"), Date: time.Now().UTC().Truncate(time.Second)}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		e.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	e.CPU = cpuModel()
+	return e
+}
+
+// cpuModel returns the processor's name from /proc/cpuinfo, or "".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func newResults(cfg Config) *Results {
+	r := &Results{Env: CurrentEnv(), Workers: slices.Clone(cfg.Workers), Reps: cfg.Reps, Timing: cfg.Timing}
+	for _, g := range cfg.Groups {
+		r.Groups = append(r.Groups, GroupInfo{Workload: g.Workload.Name, Unit: g.Workload.Unit.Name,
+			HigherIsBetter: g.Workload.Unit.HigherIsBetter(), Plans: slices.Clone(g.Plans),
+			Summary: g.Workload.Summary, HostNote: g.Workload.HostNote})
+		for _, n := range cfg.Workers {
+			for _, p := range g.Plans {
+				r.Points = append(r.Points, &Point{Workload: g.Workload.Name, Plan: p, Workers: n,
+					Unit: g.Workload.Unit.Name, HigherIsBetter: g.Workload.Unit.HigherIsBetter()})
+			}
+		}
+	}
+	return r
+}
+
+// point returns the point of w on plan p at n workers.
+func (r *Results) point(w *workload.Workload, p string, n int) *Point { return r.Point(w.Name, p, n) }
+
+// Point returns the point of a workload on a plan at n workers, or nil.
+func (r *Results) Point(workload, plan string, n int) *Point {
+	for _, pt := range r.Points {
+		if pt.Workload == workload && pt.Plan == plan && pt.Workers == n {
+			return pt
+		}
+	}
+	return nil
+}
+
+func (p *Point) add(m measurement) {
+	p.Values = append(p.Values, m.value)
+	p.Loads = append(p.Loads, m.load)
+	if p.Plan != Host {
+		p.Allocs = append(p.Allocs, m.allocs)
+		p.Bytes = append(p.Bytes, m.bytes)
+	}
+	for _, n := range m.notes {
+		if !slices.Contains(p.Notes, n) {
+			p.Notes = append(p.Notes, n)
+		}
+	}
+}
+
+// Summary sums up the point's repetitions.
+func (p *Point) Summary() Summary { return Summarize(p.Values, p.HigherIsBetter) }
+
+// AllocsPerOp returns the mean heap allocations and bytes per iteration.
+func (p *Point) AllocsPerOp() (allocs, bytes float64) { return mean(p.Allocs), mean(p.Bytes) }
+
+// OtherLoad returns the mean other work beside the repetitions, in CPUs;
+// ok is false when it is unknown.
+func (p *Point) OtherLoad() (load float64, ok bool) {
+	if len(p.Loads) == 0 || slices.Min(p.Loads) < 0 {
+		return 0, false
+	}
+	return mean(p.Loads), true
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// Base returns the point p is compared with: the same workload and
+// worker count on the first model plan of its group. It returns nil for
+// that plan itself, for the host, which is never compared, and when the
+// base has no values.
+func (r *Results) Base(p *Point) *Point {
+	if p.Plan == Host {
+		return nil
+	}
+	for _, g := range r.Groups {
+		if g.Workload != p.Workload {
+			continue
+		}
+		for _, name := range g.Plans {
+			if name == Host {
+				continue
+			}
+			if name == p.Plan {
+				return nil
+			}
+			if b := r.Point(p.Workload, name, p.Workers); b != nil && len(b.Values) > 0 {
+				return b
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// Compare compares p with its base; ok is false when it has none.
+func (r *Results) Compare(p *Point) (c Comparison, ok bool) {
+	b := r.Base(p)
+	if b == nil || len(p.Values) == 0 {
+		return Comparison{}, false
+	}
+	return Compare(b.Values, p.Values, p.HigherIsBetter), true
+}
+
+// Projection is how far a workload on a plan would scale past this
+// machine: a projection from the measured points, not a measurement.
+type Projection struct {
+	Workload string
+	Plan     string
+	// USL is the Universal Scalability Law's fit; HasUSL is false when
+	// fewer than four worker counts (one of them 1) were measured.
+	USL    USL
+	HasUSL bool
+	// Serial is the serial fraction at the largest worker count with a
+	// lock profile, and Amdahl 1/Serial, the bound on any speedup.
+	Serial      float64
+	SerialClass string
+	HasSerial   bool
+	Amdahl      float64
+	// Cores are ProjectedCores; USLSpeedup and AmdahlSpeedup the
+	// projected speedups over one worker there.
+	Cores         []int
+	USLSpeedup    []float64
+	AmdahlSpeedup []float64
+}
+
+// Projections returns the projection of every model plan of every
+// throughput workload.
+func (r *Results) Projections() []Projection {
+	var out []Projection
+	for _, g := range r.Groups {
+		if !g.HigherIsBetter {
+			continue
+		}
+		for _, p := range g.Plans {
+			if p == Host {
+				continue
+			}
+			pr := Projection{Workload: g.Workload, Plan: p, Cores: ProjectedCores}
+			var ns []int
+			var xs []float64
+			for _, n := range r.Workers {
+				pt := r.Point(g.Workload, p, n)
+				if pt == nil {
+					continue
+				}
+				if len(pt.Values) > 0 {
+					ns = append(ns, n)
+					xs = append(xs, Hmean(pt.Values))
+				}
+				if pt.Locks != nil {
+					pr.Serial, pr.SerialClass, pr.HasSerial = pt.Locks.Serial, pt.Locks.SerialClass, true
+					pr.Amdahl = pt.Locks.AmdahlBound()
+				}
+			}
+			pr.USL, pr.HasUSL = FitUSL(ns, xs)
+			if !pr.HasUSL && !pr.HasSerial {
+				continue
+			}
+			for _, c := range ProjectedCores {
+				if pr.HasUSL {
+					pr.USLSpeedup = append(pr.USLSpeedup, pr.USL.Speedup(c))
+				}
+				if pr.HasSerial {
+					pr.AmdahlSpeedup = append(pr.AmdahlSpeedup, AmdahlSpeedup(pr.Serial, c))
+				}
+			}
+			out = append(out, pr)
+		}
+	}
+	return out
+}

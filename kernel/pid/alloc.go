@@ -11,6 +11,7 @@ package pid
 
 import (
 	"math/bits"
+	"sync/atomic"
 	"syscall"
 
 	"tasklist/lockstat"
@@ -39,24 +40,54 @@ var allocatorClass = lockstat.NewClass("pid.Allocator.mu")
 // to give independent kernels one pid cursor, the one thing a table that
 // keeps Linux's global pid order cannot stop sharing. Its lock is a leaf:
 // nothing else is acquired while it is held.
+//
+// Only allocation takes the lock: it alone moves the cursor and picks a
+// number. Freeing clears the number's bit and its counts with atomic
+// operations, so a release never waits for a fork (free_pid and
+// alloc_pid share pidmap_lock in Linux; here the exit side does not).
 type Space struct {
 	mu lockstat.Mutex
-	// used has one bit per number in [0, max); a set bit is allocated.
-	// +checklocks:mu
-	used []uint64
+	// used has one bit per number in [0, max), in words that never move
+	// once made: a set bit is allocated. Alloc sets bits under mu, Free
+	// clears them with no lock. SetMax replaces the slice, keeping the
+	// words, so a Free that loaded the old slice clears the same word.
+	used atomic.Pointer[[]*atomic.Uint64]
+	// count is the number of allocated numbers, over all allocators.
+	count atomic.Int64
 	// cursor is the next number to try (idr_next).
 	// +checklocks:mu
 	cursor int
 	// max is pid_max: the largest number handed out is max-1.
 	// +checklocks:mu
 	max int
-	// count is the number of allocated numbers, over all allocators.
-	// +checklocks:mu
-	count int
 	// seq counts successful allocations since creation.
 	// +checklocks:mu
 	seq uint64
 }
+
+// growUsed makes used cover numbers below max.
+//
+// Preconditions: s.mu is held.
+//
+// +checklocks:s.mu
+func (s *Space) growUsed(max int) {
+	var words []*atomic.Uint64
+	if old := s.used.Load(); old != nil {
+		words = *old
+	}
+	if need := (max + 63) / 64; need > len(words) {
+		grown := make([]*atomic.Uint64, need)
+		copy(grown, words)
+		block := make([]atomic.Uint64, need-len(words))
+		for i := range block {
+			grown[len(words)+i] = &block[i]
+		}
+		s.used.Store(&grown)
+	}
+}
+
+// word returns the word that holds nr's bit.
+func (s *Space) word(nr int) *atomic.Uint64 { return (*s.used.Load())[nr/64] }
 
 // NewSpace returns an empty number space with the given pid_max, which
 // must be in [MinMax, Limit].
@@ -68,23 +99,22 @@ func NewSpace(max int) (*Space, error) {
 	s.mu.Init(allocatorClass, 0)
 	s.mu.Lock()
 	s.max = max
-	s.used = make([]uint64, (max+63)/64)
+	s.growUsed(max)
 	s.mu.Unlock()
 	return s, nil
 }
 
 // Allocator hands out the pid numbers of one namespace level and maps each
-// allocated number to an object. Lookups take no lock; allocation, freeing
-// and publication happen under its space's lock, so that a walk that
-// follows Disable sees every number allocated before it.
+// allocated number to an object. Lookups and frees take no lock;
+// allocation and publication happen under its space's lock, so that a
+// walk that follows Disable sees every number allocated before it.
 type Allocator[T any] struct {
 	space *Space
 	table table[T]
 
 	// count is the number of numbers this allocator has allocated
 	// (pid_allocated).
-	// +checklocks:space.mu
-	count int
+	count atomic.Int64
 	// disabled is set once the namespace's init has died: every later
 	// allocation fails with ENOMEM (disable_pid_allocation).
 	// +checklocks:space.mu
@@ -136,11 +166,11 @@ func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 		s.cursor = nr + 1
 		return 0, 0, syscall.ENOMEM
 	}
-	s.used[nr/64] |= 1 << (nr % 64)
+	s.word(nr).Or(1 << (nr % 64))
 	a.table.store(nr, v)
 	s.cursor = nr + 1
-	s.count++
-	a.count++
+	s.count.Add(1)
+	a.count.Add(1)
 	s.seq++
 	return nr, s.seq, nil
 }
@@ -151,9 +181,10 @@ func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 //
 // +checklocks:s.mu
 func (s *Space) findFreeLocked(from, to int) int {
+	words := *s.used.Load()
 	for from < to {
 		w := from / 64
-		free := ^s.used[w] >> (from % 64)
+		free := ^words[w].Load() >> (from % 64)
 		if free != 0 {
 			nr := from + bits.TrailingZeros64(free)
 			if nr < to {
@@ -174,14 +205,9 @@ func (a *Allocator[T]) Load(nr int) *T { return a.table.load(nr) }
 // began and may or may not see one published concurrently.
 func (a *Allocator[T]) Range(f func(nr int, v *T) bool) { a.table.rangeAll(f) }
 
-// Free unpublishes nr, returns it to the allocator and reports how many numbers remain
-// allocated.
-func (a *Allocator[T]) Free(nr int) int {
-	a.space.mu.Lock()
-	defer a.space.mu.Unlock()
-	a.freeLocked(nr)
-	return a.count
-}
+// Free unpublishes nr, returns it to the allocator and reports how many
+// numbers remain allocated. It takes no lock.
+func (a *Allocator[T]) Free(nr int) int { return a.free(nr) }
 
 // Abort returns a number whose allocation was not completed (a later
 // namespace level failed). If that leaves the space empty, the cursor is
@@ -191,24 +217,25 @@ func (a *Allocator[T]) Abort(nr int) {
 	s := a.space
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	a.freeLocked(nr)
-	if s.count == 0 {
+	a.free(nr)
+	if s.count.Load() == 0 {
 		s.cursor = 0
 	}
 }
 
-// Preconditions: a.space.mu is held.
-//
-// +checklocks:a.space.mu
-func (a *Allocator[T]) freeLocked(nr int) {
+// free unpublishes nr and clears its bit; it returns the allocator's
+// count after it. The table entry goes first, so a number is never seen
+// free while its object is still published.
+func (a *Allocator[T]) free(nr int) int {
 	s := a.space
-	if nr <= 0 || nr/64 >= len(s.used) || s.used[nr/64]&(1<<(nr%64)) == 0 || a.table.load(nr) == nil {
+	bit := uint64(1) << (nr % 64)
+	if nr <= 0 || nr/64 >= len(*s.used.Load()) || s.word(nr).Load()&bit == 0 || a.table.load(nr) == nil {
 		panic("pid: freeing a number that is not allocated")
 	}
 	a.table.store(nr, nil)
-	s.used[nr/64] &^= 1 << (nr % 64)
-	s.count--
-	a.count--
+	s.word(nr).And(^bit)
+	s.count.Add(-1)
+	return int(a.count.Add(-1))
 }
 
 // Disable makes every later Alloc fail with ENOMEM (after it has moved the
@@ -227,11 +254,7 @@ func (a *Allocator[T]) Disabled() bool {
 }
 
 // Count returns the number of numbers this allocator has allocated.
-func (a *Allocator[T]) Count() int {
-	a.space.mu.Lock()
-	defer a.space.mu.Unlock()
-	return a.count
-}
+func (a *Allocator[T]) Count() int { return int(a.count.Load()) }
 
 // Max returns pid_max.
 func (a *Allocator[T]) Max() int {
@@ -250,9 +273,7 @@ func (a *Allocator[T]) SetMax(max int) error {
 	s := a.space
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if words := (max + 63) / 64; words > len(s.used) {
-		s.used = append(s.used, make([]uint64, words-len(s.used))...)
-	}
+	s.growUsed(max)
 	s.max = max
 	return nil
 }

@@ -29,11 +29,13 @@
 //     the stop or continue its parent may still be told of, pending stop
 //     and fatal signals) and its threads' job queues of children with a
 //     stop or a continue to report.
-//   - ProcessGroup.mu guards a group's member list; Session.mu a session's
-//     list of groups. Walks over a group (kill of a group, PRIO_PGRP, the
-//     orphaned-group test) hold its lock; setpgid holds the old and the
-//     new group's locks, so a walk never visits a process of another
-//     group (seed 002).
+//   - ProcessGroup.mu, a reader-writer lock, guards a group's member
+//     list; Session.mu a session's list of groups. Walks over a group
+//     (kill of a group, PRIO_PGRP, the orphaned-group test) hold its lock
+//     for reading, so they run side by side; a fork into the group, a
+//     release and setpgid hold it for writing, setpgid the old and the
+//     new group's, so a walk never visits a process of another group
+//     (seed 002).
 //   - User.mu guards the list of threads whose real uid is the user's
 //     (PRIO_USER walks it); setuid holds both users' locks to move one.
 //   - pid.Allocator.mu guards one namespace level's pid bitmap and cursor.

@@ -80,7 +80,7 @@ func (c *checker) checkUser(u *User) {
 // checkGroup verifies that a live group's members all point at it, that
 // it is listed in its session, and that it is named by its pid.
 func (c *checker) checkGroup(g *ProcessGroup) {
-	g.mu.Lock()
+	g.mu.RLock()
 	if g.dead || g.members.len == 0 {
 		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
 	}
@@ -93,7 +93,7 @@ func (c *checker) checkGroup(g *ProcessGroup) {
 		}
 		return true
 	})
-	g.mu.Unlock()
+	g.mu.RUnlock()
 	if g.id.pgrp.Load() != g {
 		c.fail("process group %d is not the one its pid names", g.id.nrs[0])
 	}
@@ -263,7 +263,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 
 	if g := tg.pgrp.Load(); g != nil {
 		c.groups[g] = true
-		g.mu.Lock()
+		g.mu.RLock()
 		member := false
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 			member = m == tg
@@ -272,7 +272,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		if !member || g.dead {
 			c.fail("process %d is not a member of its process group", id)
 		}
-		g.mu.Unlock()
+		g.mu.RUnlock()
 	}
 	c.checkParent(tg, id, zombie)
 	c.checkPtrace(tg, id)

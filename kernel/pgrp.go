@@ -19,10 +19,14 @@ type Session struct {
 }
 
 // ProcessGroup is a process group. Its member list is guarded by its own
-// lock: a walk over the group holds it, and a move between groups holds
-// both groups' locks, so no walk ever visits a process of another group.
+// lock: a walk over the group holds it for reading, and a change of
+// membership (a fork into the group, a move between groups, a release)
+// for writing, a move holding both groups' locks; so no walk ever visits a
+// process of another group or misses one forked while it runs, and walks
+// of one group run side by side (Linux walks under tasklist_lock held for
+// reading).
 type ProcessGroup struct {
-	mu      lockstat.Mutex
+	mu      lockstat.RWMutex
 	id      *PID
 	session *Session
 	// serial orders group locks: a newer group's lock comes after an
@@ -75,7 +79,8 @@ func newProcessGroup(id *PID, s *Session) *ProcessGroup {
 	return g
 }
 
-// lockPgrpOf locks tg's current process group and returns it.
+// lockPgrpOf locks tg's current process group for writing and returns
+// it.
 //
 // +checklocksacquire:g.mu
 func (tg *ThreadGroup) lockPgrpOf() (g *ProcessGroup) {
@@ -88,6 +93,21 @@ func (tg *ThreadGroup) lockPgrpOf() (g *ProcessGroup) {
 			return g
 		}
 		g.mu.Unlock()
+	}
+}
+
+// rlockPgrpOf is lockPgrpOf for a walk: the group is locked for reading.
+//
+// +checklocksacquireread:g.mu
+func (tg *ThreadGroup) rlockPgrpOf() (g *ProcessGroup) {
+	for {
+		g = tg.pgrp.Load()
+		// As in lockPgrpOf: a read hold keeps moves out as well.
+		g.mu.RLock()
+		if tg.pgrp.Load() == g {
+			return g
+		}
+		g.mu.RUnlock()
 	}
 }
 

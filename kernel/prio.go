@@ -168,10 +168,10 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 		g.eachThreadUnlocked(f)
 		return
 	}
-	// The group's lock fixes its members: a process that setpgid moves
-	// is visited in exactly one of its groups (seed 002).
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	// The group's lock, for reading, fixes its members: a process that
+	// setpgid moves is visited in exactly one of its groups (seed 002).
+	g.mu.RLock()
+	defer g.mu.RUnlock()
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 		// The member's lock guards its thread list.
 		m.mu.Lock()

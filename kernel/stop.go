@@ -39,7 +39,7 @@ func (tg *ThreadGroup) queueStopLocked(sig int) {
 // disposition changed meanwhile is no longer a stop; the first that
 // remains stops the process (do_signal_stop), and the parent hears of it.
 func (tg *ThreadGroup) doSignalStop() {
-	g := tg.lockPgrpOf()
+	g := tg.rlockPgrpOf()
 	orphaned := g.orphanedLocked(nil)
 	// The process lock guards its job-control state; the group lock,
 	// taken first, keeps the orphan test true while it is used.
@@ -60,7 +60,7 @@ func (tg *ThreadGroup) doSignalStop() {
 	}
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
-	g.mu.Unlock()
+	g.mu.RUnlock()
 	if stopped {
 		tg.notifyParentJobctl()
 	}
@@ -282,9 +282,9 @@ func (t *Task) runnableLocked() bool {
 // setpgid of a parent the answer may be either the one before or the one
 // after it.
 //
-// Preconditions: g.mu is held.
+// Preconditions: g.mu is held, for reading at least.
 //
-// +checklocks:g.mu
+// +checklocksread:g.mu
 func (g *ProcessGroup) orphanedLocked(ignored *ThreadGroup) bool {
 	orphaned := true
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
@@ -314,9 +314,9 @@ func (tg *ThreadGroup) isEmptyZombie() bool {
 
 // hasStoppedLocked is has_stopped_jobs.
 //
-// Preconditions: g.mu is held.
+// Preconditions: g.mu is held, for reading at least.
 //
-// +checklocks:g.mu
+// +checklocksread:g.mu
 func (g *ProcessGroup) hasStoppedLocked() bool {
 	stopped := false
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
@@ -340,8 +340,10 @@ func killOrphanedPgrp(tg, outside, ignored *ThreadGroup) {
 	}
 	var b exitBatch
 	defer b.run(tg.k)
-	g := tg.lockPgrpOf()
-	defer g.mu.Unlock()
+	// The group's lock, for reading: the walk below needs its members
+	// fixed, and exits of processes of one group check it side by side.
+	g := tg.rlockPgrpOf()
+	defer g.mu.RUnlock()
 	if op := outside.pgrp.Load(); op == g || op.session != g.session ||
 		!g.orphanedLocked(ignored) || !g.hasStoppedLocked() {
 		return
@@ -349,7 +351,8 @@ func killOrphanedPgrp(tg, outside, ignored *ThreadGroup) {
 	for _, sig := range []int{int(unix.SIGHUP), int(unix.SIGCONT)} {
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 			// The member's lock orders the delivery against its exit;
-			// the group's lock, held, against moves and forks.
+			// the group's lock, held for reading, against moves and
+			// forks.
 			m.mu.Lock()
 			m.sendSignalLocked(sig, true, &b)
 			m.mu.Unlock()

@@ -88,7 +88,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	}
 
 	// The child joins its user's list before it is published, so that a
-	// PRIO_USER walk never misses a running task; walks skip embryos.
+	// PRIO_USER walk never misses a running task; walks skip embryos. It
+	// takes its creator's process's shard of the list.
+	child.userShard = uint8(t.tg.serial % userShards)
 	u.addMember(child)
 	var vforkDone chan struct{}
 	if flags&unix.CLONE_VFORK != 0 {
@@ -106,9 +108,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		if ul := child.semUndo.Load(); ul != nil {
 			ul.Release(p) // the caller still shares it: nothing is applied
 		}
-		u.mu.Lock() // as in leaveUser
-		u.members.remove(child, userLinkOf)
-		u.mu.Unlock()
+		u.removeMember(child)
 		p.put()
 		undo()
 		return nil, err

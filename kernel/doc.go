@@ -36,9 +36,13 @@
 //     release and setpgid hold it for writing, setpgid the old and the
 //     new group's, so a walk never visits a process of another group
 //     (seed 002).
-//   - User.mu guards the list of threads whose real uid is the user's
-//     (PRIO_USER walks it); setuid holds both users' locks to move one.
-//   - pid.Allocator.mu guards one namespace level's pid bitmap and cursor.
+//   - A user's shard locks (userShard.mu, class User.mu) each guard one
+//     of the user's lists of threads whose real uid is the user's; a
+//     thread stays in the shard of the process that created it. A
+//     PRIO_USER walk holds every shard's lock; setuid holds the thread's
+//     shard in both users to move it.
+//   - pid.Allocator.mu guards one namespace level's pid cursor; allocation
+//     takes it, freeing does not (kernel/pid).
 //
 // Reads take no lock: pids, parents, credentials, rlimits and signal
 // handlers are atomics or immutable snapshots behind atomic pointers, and
@@ -73,8 +77,9 @@
 //     tracer's lock guards its tracee list and its view of each tracee,
 //     the tracee's lock its own ptrace state.
 //  3. SignalHandlers.mu.
-//  4. User.mu, two users in increasing uid (setuid); nothing else is taken
-//     while one is held.
+//  4. User.mu: one user's shards in increasing order (a PRIO_USER walk),
+//     or one shard of two users in increasing uid (setuid); nothing else
+//     is taken while one is held.
 //  5. pid.Allocator.mu (a leaf).
 //
 // entropy's shard locks are taken with no kernel lock held: a released

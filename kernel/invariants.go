@@ -52,9 +52,9 @@ func (k *Kernel) CheckInvariants() error {
 // checkUser verifies a user's member list: exactly the tasks whose real
 // uid it is, and its RLIMIT_NPROC count.
 func (c *checker) checkUser(u *User) {
-	u.mu.Lock()
+	u.lockAll()
 	n := 0
-	u.members.each(userLinkOf, func(t *Task) bool {
+	u.eachMemberLocked(func(t *Task) bool {
 		n++
 		if t.user.Load() != u || t.creds.Load().UID != u.uid {
 			c.fail("uid %d lists task %d of another user", u.uid, t.pid.Load().nrs[0])
@@ -64,7 +64,7 @@ func (c *checker) checkUser(u *User) {
 		}
 		return true
 	})
-	u.mu.Unlock()
+	u.unlockAll()
 	if want := c.userTasks[u]; n != want {
 		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
 	}

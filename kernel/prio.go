@@ -204,13 +204,13 @@ func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
 }
 
 // eachVisible calls f for every published thread of the user that is
-// visible in ns, in list order, holding the user's lock.
+// visible in ns, shard by shard, holding every shard's lock.
 func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
-	// The user's lock fixes its members: setuid moves a thread under
+	// The user's locks fix its members: setuid moves a thread under
 	// both users' locks.
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.members.each(userLinkOf, func(th *Task) bool {
+	u.lockAll()
+	defer u.unlockAll()
+	u.eachMemberLocked(func(th *Task) bool {
 		if th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0 {
 			f(th)
 		}

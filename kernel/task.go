@@ -93,6 +93,9 @@ type Task struct {
 	// groupDead is set on the thread whose exit ended its process (the
 	// last live thread: group_dead in do_exit).
 	groupDead atomic.Bool
+	// userShard is the shard of its user's member lists the task sits in,
+	// fixed at clone.
+	userShard uint8
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn sleepSlot

@@ -10,20 +10,34 @@ import (
 // tasks whose real uid it is, for PRIO_USER, and their number, for
 // RLIMIT_NPROC.
 //
-// Its member list is guarded by its own lock. setuid moves a thread from
-// one user's list to another's holding both locks (lower uid first) and
-// publishes the new credentials inside that section, so a walk under a
-// user's lock sees exactly the threads whose real uid is that user's.
+// Its members are spread over shards, each a list with its own lock; a
+// task stays in the shard of the process that created it, so processes
+// that fork or spawn threads side by side as one user rarely take the
+// same lock (Linux takes none on fork or exit: its PRIO_USER walks every
+// task). A walk locks every shard, in order, so it sees one moment of the
+// user's membership. setuid moves a thread from one user's shard to the
+// same shard of another holding both locks (lower uid first) and
+// publishes the new credentials inside that section, so a walk sees
+// exactly the threads whose real uid is the user's.
 type User struct {
 	uid uint32
-	mu  lockstat.Mutex
-	// members are the threads with this real uid, from just before
+	// tasks counts the members charged for RLIMIT_NPROC; uid 0 is exempt
+	// (INIT_USER) and is not counted.
+	tasks  atomic.Int64
+	shards [userShards]userShard
+}
+
+// userShards is how many member lists a user has.
+const userShards = 8
+
+// userShard is one of a user's member lists, on cache lines of its own.
+type userShard struct {
+	mu lockstat.Mutex
+	// members are threads with the user's real uid, from just before
 	// clone publishes them until they are released.
 	// +checklocks:mu
 	members ilist[Task]
-	// tasks counts the members charged for RLIMIT_NPROC; uid 0 is exempt
-	// (INIT_USER) and is not counted.
-	tasks atomic.Int64
+	_       [64]byte
 }
 
 func userLinkOf(t *Task) *link[Task] { return &t.userLink }
@@ -41,7 +55,10 @@ func (k *Kernel) user(uid uint32) *User {
 		return u.(*User)
 	}
 	nu := &User{uid: uid}
-	nu.mu.Init(userClass, uint64(uid)+1)
+	for i := range nu.shards {
+		// Keys order the shards of one user, and users by uid.
+		nu.shards[i].mu.Init(userClass, uint64(uid)*userShards+uint64(i)+1)
+	}
 	u, _ := k.users.LoadOrStore(uid, nu)
 	return u.(*User)
 }
@@ -66,12 +83,25 @@ func (u *User) uncharge() {
 	}
 }
 
+// shardOf returns the shard t, one of the user's members, sits in.
+func (u *User) shardOf(t *Task) *userShard { return &u.shards[t.userShard] }
+
 // addMember puts t on the user's member list.
 func (u *User) addMember(t *Task) {
-	// The user's lock guards its member list against walks and moves.
-	u.mu.Lock()
-	u.members.pushBack(t, userLinkOf)
-	u.mu.Unlock()
+	s := u.shardOf(t)
+	// The shard's lock guards its list against walks and moves.
+	s.mu.Lock()
+	s.members.pushBack(t, userLinkOf)
+	s.mu.Unlock()
+}
+
+// removeMember takes t, a member of the user, off its list.
+func (u *User) removeMember(t *Task) {
+	s := u.shardOf(t)
+	// As in addMember.
+	s.mu.Lock()
+	s.members.remove(t, userLinkOf)
+	s.mu.Unlock()
 }
 
 // leaveUser takes a released task off its user's list and drops its charge.
@@ -80,17 +110,56 @@ func (u *User) addMember(t *Task) {
 func (t *Task) leaveUser() {
 	for {
 		u := t.user.Load()
+		s := u.shardOf(t)
 		// As in addMember; a setuid that began before the task was
 		// marked dead may have moved it meanwhile.
-		u.mu.Lock()
+		s.mu.Lock()
 		if t.user.Load() != u {
-			u.mu.Unlock()
+			s.mu.Unlock()
 			continue
 		}
-		u.members.remove(t, userLinkOf)
-		u.mu.Unlock()
+		s.members.remove(t, userLinkOf)
+		s.mu.Unlock()
 		u.uncharge()
 		return
+	}
+}
+
+// lockAll locks every shard of the user, in order, for a walk.
+//
+// +checklocksignore: the shards' locks are taken in a loop, which
+// checklocks cannot follow; lockstat checks their order.
+func (u *User) lockAll() {
+	for i := range u.shards {
+		u.shards[i].mu.Lock()
+	}
+}
+
+// unlockAll releases what lockAll took.
+//
+// +checklocksignore: as for lockAll.
+func (u *User) unlockAll() {
+	for i := len(u.shards) - 1; i >= 0; i-- {
+		u.shards[i].mu.Unlock()
+	}
+}
+
+// eachMemberLocked calls f for every member of the user, shard by shard,
+// until f returns false.
+//
+// Preconditions: every shard of u is locked (lockAll).
+//
+// +checklocksignore: as for lockAll.
+func (u *User) eachMemberLocked(f func(*Task) bool) {
+	for i := range u.shards {
+		done := false
+		u.shards[i].members.each(userLinkOf, func(t *Task) bool {
+			done = !f(t)
+			return !done
+		})
+		if done {
+			return
+		}
 	}
 }
 
@@ -102,8 +171,9 @@ func (t *Task) leaveUser() {
 // checklocks cannot see.
 func (t *Task) moveUser(to *User, publish func()) {
 	from := t.user.Load()
-	a, b := from, to
-	if b.uid < a.uid {
+	fs, ts := from.shardOf(t), to.shardOf(t)
+	a, b := fs, ts
+	if to.uid < from.uid {
 		a, b = b, a
 	}
 	// Both lists change at once; the lower uid's lock comes first.
@@ -117,8 +187,8 @@ func (t *Task) moveUser(to *User, publish func()) {
 		a.mu.Unlock()
 		return
 	}
-	from.members.remove(t, userLinkOf)
-	to.members.pushBack(t, userLinkOf)
+	fs.members.remove(t, userLinkOf)
+	ts.members.pushBack(t, userLinkOf)
 	t.user.Store(to)
 	publish()
 	b.mu.Unlock()

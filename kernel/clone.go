@@ -94,8 +94,11 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	u.addMember(child)
 	var vforkDone chan struct{}
 	if flags&unix.CLONE_VFORK != 0 {
-		vforkDone = make(chan struct{})
-		child.vforkDone.Store(&vforkDone)
+		// A variable of its own, so that only a vfork puts one on the
+		// heap.
+		done := make(chan struct{})
+		child.vforkDone.Store(&done)
+		vforkDone = done
 	}
 	event, option := cloneTraceEvent(flags, args.ExitSignal&csignal)
 	var tracer *Task // the tracer the child inherits, if any

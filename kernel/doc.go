@@ -11,6 +11,11 @@
 // syscall.Errno errors, so errors.Is(err, unix.ECHILD) works. A task that
 // has exited can make no more calls: its methods fail with ESRCH.
 //
+// Blocking methods (Wait4, Waitid, Semop, Semtimedop, WaitRunnable) take a
+// context.Context whose end interrupts the call with EINTR, as a signal
+// would. A nil context is context.Background: the call blocks until it
+// completes or its task is killed.
+//
 // # Concurrency
 //
 // No lock guards the table. Each lock guards one object:

@@ -307,7 +307,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t.serial = serial
 	t.started = k.now()
 	t.nsForChildren.Store(k.rootNS)
-	t.ipcNS.Store(sem.NewNamespace(k.semLimits))
+	t.ipcNS.Store(sem.NewNamespace(k.cfg.SemLimits))
 	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
 	tg.mu.Init(threadGroupClass, serial)
 	tg.sighand.Store(newSignalHandlers(&sigTable{}))

@@ -2,7 +2,9 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,5 +119,68 @@ func TestNilContextIsBackground(t *testing.T) {
 			e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
 		}
 	}
+	e.settle()
+}
+
+// TestConfigValidated_A11: New refuses a Config field out of Linux's range
+// with an error that wraps EINVAL and names the field, instead of
+// panicking or building a kernel that cannot work.
+func TestConfigValidated_A11(t *testing.T) {
+	cases := []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{PIDMax: -1}, "PIDMax"},
+		{Config{PIDMax: 300}, "PIDMax"},     // below RESERVED_PIDS + 1
+		{Config{PIDMax: 1 << 23}, "PIDMax"}, // above PID_MAX_LIMIT
+		{Config{ThreadLimit: -1}, "ThreadLimit"},
+		{Config{RLimits: map[int]RLimit{unix.RLIMIT_NPROC: {Cur: 2, Max: 1}}}, "RLimits[6]"},
+		{Config{RLimits: map[int]RLimit{nrLimits: {}}}, "RLimits[16]"},
+		{Config{SemLimits: sem.Limits{SEMMSL: -1}}, "SEMMSL"},
+		{Config{SemLimits: sem.Limits{SEMMNS: -5}}, "SEMMNS"},
+		{Config{SemLimits: sem.Limits{SEMOPM: -1}}, "SEMOPM"},
+		{Config{SemLimits: sem.Limits{SEMMNI: 32769}}, "SEMMNI"},
+		{Config{SemLimits: sem.Limits{SEMVMX: 32768}}, "SEMVMX"},
+		{Config{SemLimits: sem.Limits{SEMAEM: -1}}, "SEMAEM"},
+	}
+	for _, tc := range cases {
+		k, err := func() (k *Kernel, err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			return New(tc.cfg)
+		}()
+		if k != nil || !errors.Is(err, unix.EINVAL) || !strings.Contains(fmt.Sprint(err), tc.field) {
+			t.Errorf("New(%+v) = %v, %v; want EINVAL naming %s", tc.cfg, k != nil, err, tc.field)
+		}
+	}
+}
+
+// TestSemLimitsDefaultFieldByField_H1: a SemLimits that sets some fields
+// keeps Linux's defaults for the others (semget works), and the fields it
+// sets take effect.
+func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
+	e := newLCEnv(t, Config{SemLimits: sem.Limits{SEMMSL: 4}})
+	if got, want := e.init.IPCNamespace().Limits(), (sem.Limits{SEMMSL: 4}).WithDefaults(); got != want {
+		t.Fatalf("limits %+v, want %+v", got, want)
+	}
+	if _, err := e.init.Semget(unix.IPC_PRIVATE, 4, 0o600); err != nil {
+		t.Fatalf("semget of 4 with SEMMSL 4: %v", err)
+	}
+	if _, err := e.init.Semget(unix.IPC_PRIVATE, 5, 0o600); !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("semget of 5 with SEMMSL 4: %v, want EINVAL", err)
+	}
+	// A new IPC namespace gets the same limits.
+	p := e.fork(e.init)
+	if err := p.Unshare(unix.CLONE_NEWIPC); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.IPCNamespace().Limits().SEMMNI; got != 32000 {
+		t.Fatalf("SEMMNI of a new IPC namespace = %d, want Linux's 32000", got)
+	}
+	e.exit(p, 0)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
 	e.settle()
 }

@@ -38,7 +38,7 @@ func (t *Task) copyNamespaces(flags uint64, creds *Creds) (*PIDNamespace, *sem.N
 		}
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
-		ipcNS = sem.NewNamespace(t.k.semLimits)
+		ipcNS = sem.NewNamespace(t.k.cfg.SemLimits)
 	}
 	return pidNS, ipcNS, nil
 }

@@ -1,7 +1,6 @@
 package sem
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,13 +46,12 @@ type Namespace struct {
 	nextIdx int
 }
 
-// NewNamespace returns an empty namespace with the given limits. It panics
-// if a limit is negative or above what Linux allows (SEMMNI 32768, SEMVMX
-// and SEMAEM 32767).
+// NewNamespace returns an empty namespace with the given limits, taken as
+// they are (a zero limit is zero; see Limits.WithDefaults). It panics if
+// Limits.Validate refuses them: callers validate limits from outside.
 func NewNamespace(l Limits) *Namespace {
-	if l.SEMMSL < 0 || l.SEMMNS < 0 || l.SEMOPM < 0 || l.SEMMNI < 0 || l.SEMMNI > ipcmni ||
-		l.SEMVMX < 0 || l.SEMVMX > 32767 || l.SEMAEM < 0 || l.SEMAEM > 32767 {
-		panic(fmt.Sprintf("sem: invalid limits %+v", l))
+	if err := l.Validate(); err != nil {
+		panic(err)
 	}
 	startClock.Do(tick)
 	ns := &Namespace{limits: l, keys: make(map[int32]*Set), lastIdx: -1}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,131 @@ func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
 	}
 	e.exit(p, 0)
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.settle()
+}
+
+// exitedCall is one syscall-shaped method called on a task that has
+// exited.
+type exitedCall struct {
+	method string
+	call   func(t *Task) error
+}
+
+// exitedCalls calls every syscall-shaped method of Task with arguments
+// that would succeed, or block, for a live caller.
+func exitedCalls(e *lcEnv, semID int) []exitedCall {
+	ctx := func() context.Context {
+		ctx, cancel := e.ctx()
+		e.t.Cleanup(cancel)
+		return ctx
+	}
+	two := func(_ any, err error) error { return err }
+	initPid := e.init.Getpid()
+	return []exitedCall{
+		{"Fork", func(t *Task) error { return two(t.Fork()) }},
+		{"Clone", func(t *Task) error { return two(t.Clone(CloneArgs{Flags: threadFlags})) }},
+		{"Execve", func(t *Task) error { return t.Execve() }},
+		{"Exit", func(t *Task) error { return t.Exit(0) }},
+		{"ExitGroup", func(t *Task) error { return t.ExitGroup(0) }},
+		{"Wait4", func(t *Task) error { return two(t.Wait4(ctx(), -1, unix.WALL)) }},
+		{"Waitid", func(t *Task) error { return two(t.Waitid(ctx(), unix.P_ALL, 0, unix.WEXITED|unix.WALL)) }},
+		{"Kill", func(t *Task) error { return t.Kill(initPid, 0) }},
+		{"Tgkill", func(t *Task) error { return t.Tgkill(initPid, initPid, 0) }},
+		{"Sigaction", func(t *Task) error { return two(t.Sigaction(int(unix.SIGUSR1), SigAction{})) }},
+		{"SigactionOf", func(t *Task) error { return two(t.SigactionOf(int(unix.SIGUSR1))) }},
+		{"Setuid", func(t *Task) error { return t.Setuid(0) }},
+		{"Setresuid", func(t *Task) error { return t.Setresuid(-1, -1, -1) }},
+		{"Setgid", func(t *Task) error { return t.Setgid(0) }},
+		{"Setresgid", func(t *Task) error { return t.Setresgid(-1, -1, -1) }},
+		{"Getrlimit", func(t *Task) error { return two(t.Getrlimit(unix.RLIMIT_NPROC)) }},
+		{"Setrlimit", func(t *Task) error { return t.Setrlimit(unix.RLIMIT_CORE, RLimit{}) }},
+		{"Getpgid", func(t *Task) error { return two(t.Getpgid(0)) }},
+		{"Getsid", func(t *Task) error { return two(t.Getsid(0)) }},
+		{"Setsid", func(t *Task) error { return two(t.Setsid()) }},
+		{"Setpgid", func(t *Task) error { return t.Setpgid(0, 0) }},
+		{"Getpriority", func(t *Task) error { return two(t.Getpriority(unix.PRIO_PROCESS, 0)) }},
+		{"Setpriority", func(t *Task) error { return t.Setpriority(unix.PRIO_PROCESS, 0, 0) }},
+		{"PrctlSetChildSubreaper", func(t *Task) error { return t.PrctlSetChildSubreaper(true) }},
+		{"PrctlSetPdeathsig", func(t *Task) error { return t.PrctlSetPdeathsig(0) }},
+		{"Ptrace", func(t *Task) error { return t.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0) }},
+		{"Unshare", func(t *Task) error { return t.Unshare(unix.CLONE_NEWIPC) }},
+		{"Semget", func(t *Task) error { return two(t.Semget(unix.IPC_PRIVATE, 1, 0o600)) }},
+		{"Semop", func(t *Task) error { return t.Semop(ctx(), semID, []sem.Sembuf{{Num: 0, Op: -1}}) }},
+		{"Semtimedop", func(t *Task) error {
+			return t.Semtimedop(ctx(), semID, []sem.Sembuf{{Num: 0, Op: -1}}, &unix.Timespec{Sec: 1})
+		}},
+		{"Semctl", func(t *Task) error { return two(t.Semctl(semID, 0, sem.GETVAL, sem.Semun{})) }},
+	}
+}
+
+// TestExitedTaskCallsFailESRCH: every method of Task with an error result
+// is a system call of its task, and a task that has begun exiting makes
+// none: each fails with ESRCH, before looking at its arguments, whether
+// the task is held at PTRACE_EVENT_EXIT, a zombie, a zombie leader with a
+// live thread, or reaped. Accessors without an error result (Getpid,
+// Gettid, Getpgrp, Creds, …) keep answering with the task's last state.
+func TestExitedTaskCallsFailESRCH(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	semID, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := exitedCalls(e, semID)
+
+	// The table covers every method with an error result.
+	covered := map[string]bool{}
+	for _, c := range calls {
+		covered[c.method] = true
+	}
+	errType := reflect.TypeFor[error]()
+	rt := reflect.TypeFor[*Task]()
+	for i := range rt.NumMethod() {
+		m := rt.Method(i)
+		if n := m.Type.NumOut(); n > 0 && m.Type.Out(n-1) == errType && !covered[m.Name] {
+			t.Errorf("method %s returns an error and is not in the table", m.Name)
+		}
+	}
+
+	tracer := e.fork(e.init)
+	held := e.fork(e.init)
+	if err := tracer.Ptrace(unix.PTRACE_SEIZE, held.Getpid(), 0, unix.PTRACE_O_TRACEEXIT); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(held, 3) // held at PTRACE_EVENT_EXIT: exiting, not yet a zombie
+	zombie := e.fork(e.init)
+	e.exit(zombie, 4)
+	leader := e.fork(e.init)
+	thread := e.thread(leader)
+	e.exit(leader, 5) // a zombie leader while its thread lives
+	reaped := e.fork(e.init)
+	e.exit(reaped, 6)
+	e.k.Quiesce()
+	e.reap(e.init, reaped.Getpid(), 0, reaped.Getpid(), exited(6))
+
+	for name, task := range map[string]*Task{"held at exit": held, "zombie": zombie,
+		"zombie leader": leader, "reaped": reaped} {
+		pid, tid, pgrp, creds := task.Getpid(), task.Gettid(), task.Getpgrp(), task.Creds()
+		for _, c := range calls {
+			if err := c.call(task); !errors.Is(err, unix.ESRCH) {
+				t.Errorf("%s of a task %s = %v, want ESRCH", c.method, name, err)
+			}
+		}
+		if task.Getpid() != pid || task.Gettid() != tid || task.Getpgrp() != pgrp || task.Creds() != creds {
+			t.Errorf("accessors of a task %s changed across its failed calls", name)
+		}
+		if !task.Exited() {
+			t.Errorf("task %s: Exited() = false", name)
+		}
+	}
+
+	if err := tracer.Ptrace(unix.PTRACE_DETACH, held.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(thread, 0)
+	e.exit(tracer, 0)
+	e.k.Quiesce()
+	for p, code := range map[*Task]int{held: 3, zombie: 4, leader: 0, tracer: 0} {
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(code))
+	}
 	e.settle()
 }

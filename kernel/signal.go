@@ -111,8 +111,13 @@ func (t *Task) Sigaction(sig int, act SigAction) (SigAction, error) {
 	return t.tg.sighand.Load().set(sig, act), nil
 }
 
-// SigactionOf returns the current disposition of sig.
+// SigactionOf returns the current disposition of sig (rt_sigaction with
+// no new action). Errors: ESRCH if the caller has exited; EINVAL for an
+// invalid signal.
 func (t *Task) SigactionOf(sig int) (SigAction, error) {
+	if !t.alive() {
+		return SigAction{}, unix.ESRCH
+	}
 	if !validSignal(sig) {
 		return SigAction{}, unix.EINVAL
 	}

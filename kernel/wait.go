@@ -40,9 +40,13 @@ type waitSelector struct {
 // Wait4 is wait4(2) without rusage (C1, C2, C4–C9): pid -1 waits for any
 // child, < -1 for process group -pid, 0 for the caller's process group,
 // > 0 for that process. A blocking wait ends with EINTR when ctx is done
-// or the caller is killed; a nil ctx is context.Background. Errors: EINVAL for unknown options (WNOWAIT
+// or the caller is killed; a nil ctx is context.Background. Errors: ESRCH
+// if the caller has exited; EINVAL for unknown options (WNOWAIT
 // included), ESRCH for INT_MIN, ECHILD when no child matches.
 func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, error) {
+	if !t.alive() {
+		return WaitResult{}, unix.ESRCH
+	}
 	const valid = unix.WNOHANG | unix.WUNTRACED | unix.WCONTINUED | unix.WNOTHREAD | unix.WCLONE | unix.WALL
 	if options&^valid != 0 {
 		return WaitResult{}, unix.EINVAL
@@ -66,8 +70,12 @@ func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, err
 
 // Waitid is waitid(2) (C3): idtype P_ALL, P_PID or P_PGID (id 0: the
 // caller's group); options must include one of WEXITED, WSTOPPED,
-// WCONTINUED. ctx is as for Wait4. Errors as Wait4, plus EINVAL for a bad idtype or id.
+// WCONTINUED. ctx is as for Wait4. Errors as Wait4, plus EINVAL for a
+// bad idtype or id.
 func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitResult, error) {
+	if !t.alive() {
+		return WaitResult{}, unix.ESRCH
+	}
 	const valid = unix.WNOHANG | unix.WNOWAIT | unix.WEXITED | unix.WSTOPPED | unix.WCONTINUED |
 		unix.WNOTHREAD | unix.WCLONE | unix.WALL
 	if options&^valid != 0 || options&(unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED) == 0 {

@@ -318,9 +318,11 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		}
 	}
 	if sig != 0 {
-		// The child is never in an ancestor namespace of its parent, so
-		// the signal is not forced.
-		ptg.sendSignalLocked(sig, false, nil)
+		// do_notify_parent sends to tsk->parent, the thread that forked
+		// the child, which takes the signal if it wants it (a traced
+		// one stops for it). The child is never in an ancestor
+		// namespace of its parent, so the signal is not forced.
+		ptg.sendSignalViaLocked(tg.parent.Load(), sig, false, nil)
 	}
 	ptg.wakeWaitersLocked()
 	if autoreap {

@@ -161,10 +161,10 @@ func (t *Task) notifyTracer() bool {
 	}
 	t.traceZombie = true
 	t.traceReport = 0
-	// A traced thread's exit signal is SIGCHLD; the tracer's disposition
-	// does not reap it (do_notify_parent's autoreap is for untraced
-	// tasks).
-	ttg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+	// A traced thread's exit signal is SIGCHLD, sent to the tracer
+	// thread; the tracer's disposition does not reap it
+	// (do_notify_parent's autoreap is for untraced tasks).
+	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
 	ttg.wakeWaitersLocked()
 	return false
 }

@@ -221,20 +221,19 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 }
 
 // deliverPdeathSignals sends each moved child's threads' parent-death
-// signals, as the exiting father (B9), with kill's permission check.
+// signals, as the exiting father (B9), with kill's permission check. Each
+// goes to the process through the thread that asked for it, which takes it
+// if it wants it (forget_original_parent's group_send_sig_info to t): a
+// traced one stops for it.
 func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
 	var b exitBatch
 	for _, c := range moved {
-		var sigs []int
 		// The child's lock guards its thread list.
 		c.mu.Lock()
 		for t := c.threads.head; t != nil; t = t.threadLink.next {
 			if sig := int(t.pdeathSignal.Load()); sig != 0 && killPermitted(father, t, sig) {
-				sigs = append(sigs, sig)
+				c.sendSignalViaLocked(t, sig, father.forcesOn(c), &b)
 			}
-		}
-		for _, sig := range sigs {
-			c.sendSignalLocked(sig, father.forcesOn(c), &b)
 		}
 		c.mu.Unlock()
 	}

@@ -243,7 +243,7 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	hidden := tg.stopped && !tg.stopReportableTo(ptg)
 	tg.mu.Unlock()
 	if event && !hidden {
-		ptg.sendChildStopSignalLocked()
+		ptg.sendChildStopSignalLocked(tg.parent.Load())
 	}
 	ptg.wakeWaitersLocked()
 	ptg.mu.Unlock()

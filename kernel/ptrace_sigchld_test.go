@@ -1,0 +1,103 @@
+package kernel_test
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/kernel"
+)
+
+// Signals the kernel sends a process on behalf of one of its threads go
+// through that thread, which takes them if it wants them: a traced one
+// stops for them (d140, b90). The model used to hand them to the thread
+// complete_signal picks for a plain process-directed signal, the leader
+// first.
+
+// trappedAll is the tracer's next report, any class, without blocking.
+func (f *ptFixture) trappedAll(tracer *kernel.Task) (kernel.WaitResult, error) {
+	f.k.Quiesce()
+	return f.waitid(tracer, unix.P_ALL, 0, unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WALL)
+}
+
+// TestSigchldGoesToForkingThread_do_notify_parent: do_notify_parent sends
+// a child's exit signal to tsk->parent, the thread that forked it, and
+// do_notify_parent_cldstop its stop's SIGCHLD to the leader's
+// real_parent: a traced non-leader that forked the child stops for
+// SIGCHLD. A child the untraced leader forked makes no stop.
+func TestSigchldGoesToForkingThread_do_notify_parent(t *testing.T) {
+	for _, event := range []string{"exit", "stop"} {
+		t.Run(event, func(t *testing.T) {
+			f := newPtFixture(t)
+			f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
+			byLeader := fork(t, f.b)
+			mustOK(t, byLeader.Exit(4))
+			r, err := f.trappedAll(f.a)
+			f.wantNothing("the tracer's wait after the leader's child exited", r, err)
+
+			c := fork(t, f.th)
+			if event == "exit" {
+				mustOK(t, c.Exit(3))
+			} else {
+				mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGSTOP)))
+			}
+			r, err = f.trappedAll(f.a)
+			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+			f.stopped(false, f.b)
+			f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
+			if event == "stop" {
+				mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGKILL)))
+			}
+			f.finish()
+		})
+	}
+}
+
+// TestSigchldGoesToTracerThread_do_notify_parent_cldstop: a tracee's stop
+// and exit signal its tracer thread (tsk->parent), so a tracer that is
+// itself a traced non-leader stops for the SIGCHLD of each.
+func TestSigchldGoesToTracerThread_do_notify_parent_cldstop(t *testing.T) {
+	f := newPtFixture(t)
+	outer := fork(t, f.init)
+	f.ptrace(outer, unix.PTRACE_SEIZE, f.th, 0)
+	q := fork(t, f.init)
+	f.ptrace(f.th, unix.PTRACE_SEIZE, q, 0)
+
+	// The tracer thread, stopped, makes no call until it is continued.
+	mustOK(t, f.init.Kill(q.Getpid(), int(unix.SIGUSR1)))
+	r, err := f.trappedAll(outer)
+	f.want("the outer tracer's wait after the stop", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
+	r, err = f.trappedAll(f.th)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+
+	f.ptrace(f.th, unix.PTRACE_DETACH, q, 0)
+	f.ptrace(f.th, unix.PTRACE_SEIZE, q, 0)
+	mustOK(t, q.Exit(6))
+	r, err = f.trappedAll(outer)
+	f.want("the outer tracer's wait after the exit", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
+	r, err = f.trappedAll(f.th)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), exitedStatus(6), kernel.CLDExited)
+	f.finish(outer)
+}
+
+// TestPdeathSignalThroughItsThread_forget_original_parent: the
+// parent-death signal goes to the child's process through the thread that
+// set it (group_send_sig_info to t): a traced thread stops for SIGUSR1
+// and the process lives.
+func TestPdeathSignalThroughItsThread_forget_original_parent(t *testing.T) {
+	f := newPtFixture(t)
+	q := fork(t, f.init)
+	p := fork(t, q)
+	pt := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+	f.ptrace(f.a, unix.PTRACE_SEIZE, pt, 0)
+	mustOK(t, pt.PrctlSetPdeathsig(int(unix.SIGUSR1)))
+	mustOK(t, q.Exit(0))
+	r, err := f.trappedAll(f.a)
+	f.want("the tracer's wait", r, err, pt.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	if p.Exited() {
+		t.Fatal("the process died of a pdeath signal its traced thread stopped for")
+	}
+	f.finish(p)
+}

@@ -1,6 +1,7 @@
 package kernel_test
 
 import (
+	"fmt"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -100,4 +101,43 @@ func TestPdeathSignalThroughItsThread_forget_original_parent(t *testing.T) {
 		t.Fatal("the process died of a pdeath signal its traced thread stopped for")
 	}
 	f.finish(p)
+}
+
+// TestSigcontBeatsStopPassedOnResume_do_signal_stop: a SIGSTOP a tracee
+// trapped for, then passed on when it resumes (its tracer's exit with the
+// stop unreported, or PTRACE_CONT with SIGSTOP), stops the process only if
+// no SIGCONT came in between: SIGCONT clears JOBCTL_STOP_DEQUEUED, which
+// do_signal_stop needs (d142).
+func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
+	for _, tc := range []struct {
+		resume  string
+		sigcont bool
+	}{{"tracer exits", true}, {"tracer exits", false}, {"CONT SIGSTOP", true}, {"CONT SIGSTOP", false}} {
+		t.Run(fmt.Sprintf("%s, SIGCONT %v", tc.resume, tc.sigcont), func(t *testing.T) {
+			f := newPtFixture(t)
+			f.ptrace(f.a, unix.PTRACE_ATTACH, f.b, 0)
+			f.stopped(true, f.b)
+			if tc.sigcont {
+				mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGCONT)))
+			}
+			if tc.resume == "tracer exits" {
+				mustOK(t, f.a.ExitGroup(0))
+			} else {
+				// The SIGCONT went to the untraced thread, which wanted
+				// it: nothing else is left for the leader to trap for.
+				f.ptrace(f.a, unix.PTRACE_CONT, f.b, uint64(unix.SIGSTOP))
+			}
+			f.k.Quiesce()
+			r, err := f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
+			if tc.sigcont {
+				f.wantNothing("the parent's wait", r, err)
+				f.stopped(false, f.b, f.th)
+			} else {
+				f.want("the parent's wait", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+				f.stopped(true, f.b)
+			}
+			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL)))
+			f.finish()
+		})
+	}
 }

@@ -122,7 +122,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	case t.groupStopOwed:
 		// do_signal_stop of a traced thread: it takes part in the group
 		// stop through a trap (do_jobctl_trap).
-		t.groupStopOwed = false
+		t.groupStopOwed, t.stopDequeued = false, false // task_participate_group_stop
 		tg.participateLocked()
 		code = tg.stopSig
 		if t.ptraceSeized {
@@ -136,6 +136,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		sig := nextSignal(t.tracePending)
 		t.tracePending &^= sigBit(sig)
 		code, signal = int32(sig), true
+		t.stopDequeued = true
 	default:
 		return
 	}
@@ -205,10 +206,13 @@ func (t *Task) resumeTracedLocked(sig int) {
 	}
 	wasSignal := t.traceStopSignal
 	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
-	if sig != 0 && wasSignal {
+	stale := sigDefaultStops(sig) && !t.stopDequeued && tg.sighand.Load().action(sig).Handler == SigDfl
+	if sig != 0 && wasSignal && !stale {
 		// get_signal acts on it as the tracee's own: SIGKILL and
 		// SIGSTOP reach even an init (SIGNAL_UNKILLABLE spares only the
-		// signals it may catch).
+		// signals it may catch). A default-action stop signal does
+		// nothing once a SIGCONT has cleared JOBCTL_STOP_DEQUEUED
+		// (do_signal_stop).
 		tg.actOnSignalToLocked(t, sig, true, nil)
 	}
 	t.nextTraceEventLocked()

@@ -118,7 +118,9 @@ func (tg *ThreadGroup) participateLocked() {
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending, tg.stopWaiting = 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		t.groupStopOwed = false
+		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
+		// JOBCTL_STOP_DEQUEUED with it.
+		t.groupStopOwed, t.stopDequeued = false, false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.notifyOwed = true
 			if t.listening {

@@ -174,6 +174,13 @@ type Task struct {
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
 	exitHeld bool
+	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
+	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
+	// process or its part in a group stop. A stop signal its tracer
+	// passes on resuming it stops the process only while it is set
+	// (do_signal_stop): a SIGCONT in between wins.
+	// +checklocks:tg.mu
+	stopDequeued bool
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }

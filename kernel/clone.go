@@ -148,7 +148,7 @@ func (t *Task) checkCloneFlags(flags uint64) error {
 func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flags uint64) *ThreadGroup {
 	parent := t.tg
 	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
-	tg.mu.Init(threadGroupClass, serial)
+	tg.initLock()
 	if flags&unix.CLONE_SIGHAND != 0 {
 		tg.sighand.Store(parent.sighand.Load())
 	} else {
@@ -309,7 +309,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t.nsForChildren.Store(k.rootNS)
 	t.ipcNS.Store(sem.NewNamespace(k.cfg.SemLimits))
 	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
-	tg.mu.Init(threadGroupClass, serial)
+	tg.initLock()
 	tg.sighand.Store(newSignalHandlers(&sigTable{}))
 	tg.rlimits.Store(&limits)
 	tg.leader.Store(t)

@@ -92,6 +92,9 @@ type Kernel struct {
 	cfg    Config
 	rootNS *PIDNamespace
 	init   *Task
+	// idle is the idle task (pid 0), the root init's real parent: it
+	// exists only to trace the root init after its PTRACE_TRACEME.
+	idle *Task
 
 	// users maps a uid to its *User; reads take no lock.
 	users sync.Map
@@ -126,6 +129,7 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, err
 	}
 	k.rootNS = ns
+	k.idle = k.newIdle()
 	limits := defaultRLimits()
 	for res, lim := range cfg.RLimits {
 		limits[res] = lim

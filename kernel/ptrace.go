@@ -28,6 +28,9 @@ const ptraceEventStop = 128
 // TRACEVFORKDONE are acted on; the other options are accepted. pid names
 // a thread.
 //
+// TRACEME by the root init links it to the idle task, its real parent on
+// Linux, which never resumes it (ptraceTraceme).
+//
 // Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
 // of a thread of the caller's own process, one the caller may not access,
 // a zombie or one already traced; ESRCH for an unknown pid, or a request
@@ -81,17 +84,18 @@ func lockPair(a, b *ThreadGroup) func() {
 // comes first and the parent's exit_ptrace detaches it, or the parent's
 // exit comes first and no link is made.
 //
+// The root init's real parent is the idle task, which Linux links it to:
+// the call succeeds, and the root init is traced from then on by a tracer
+// that never waits, resumes or exits (newIdle).
+//
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceTraceme() error {
 	tg := t.tg
 	for {
-		parent := tg.parent.Load()
-		if parent == nil {
-			return unix.EPERM // the root init has no parent to trace it
-		}
+		parent := tg.realParent()
 		unlock := lockPair(parent.tg, tg) // the two ends of the link
-		if tg.parent.Load() != parent {
+		if tg.realParent() != parent {
 			unlock() // reparented meanwhile: the new parent is the tracer
 			continue
 		}
@@ -107,6 +111,41 @@ func (t *Task) ptraceTraceme() error {
 		unlock()
 		return err
 	}
+}
+
+// realParent is the process's real parent thread: its parent, or for the
+// root init the idle task.
+func (tg *ThreadGroup) realParent() *Task {
+	if p := tg.parent.Load(); p != nil {
+		return p
+	}
+	return tg.k.idle
+}
+
+// newIdle makes the idle task (pid 0, init_task): a thread that runs for
+// ever, is in no pid namespace's table and makes no call. It is only ever
+// a tracer, the root init's after PTRACE_TRACEME; its process ignores the
+// SIGCHLD a tracee's stop sends it, as a kernel thread does.
+func (k *Kernel) newIdle() *Task {
+	idle := &Task{k: k}
+	idle.pid.Store(&PID{ns: k.rootNS, nrs: []int32{0}})
+	idle.creds.Store(rootCreds())
+	idle.nsForChildren.Store(k.rootNS)
+	// Serial 0 orders its lock before every process's, init's included.
+	tg := &ThreadGroup{k: k, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
+	tg.initLock()
+	tg.sighand.Store(newSignalHandlers(&sigTable{}))
+	tg.rlimits.Store(&rlimitTable{})
+	tg.leader.Store(idle)
+	idle.tg = tg
+	// Nobody else can reach the idle task yet: the lock only satisfies
+	// the annotations of the fields it guards.
+	tg.mu.Lock()
+	tg.threads.pushBack(idle, threadLinkOf)
+	tg.liveThreads = 1
+	tg.mu.Unlock()
+	idle.state.Store(taskRunning)
+	return idle
 }
 
 // ptraceAttach is ptrace_attach (D2–D5): SEIZE checks its arguments,

@@ -141,3 +141,30 @@ func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
 		})
 	}
 }
+
+// TestRootInitTracemeLinksIdle_ptrace_traceme: the root init's real parent
+// is the idle task, and ptrace_traceme links it to it: the call succeeds,
+// a second one and another task's attach find it traced (EPERM), and the
+// first signal it takes, a child's SIGCHLD, stops it for good, since its
+// tracer never resumes it.
+func TestRootInitTracemeLinksIdle_ptrace_traceme(t *testing.T) {
+	k, init := newKernel(t)
+	other := fork(t, init)
+	mustOK(t, init.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
+	if err := init.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0); err != unix.EPERM {
+		t.Fatalf("second TRACEME = %v, want EPERM", err)
+	}
+	if err := other.Ptrace(unix.PTRACE_ATTACH, init.Gettid(), 0, 0); err != unix.EPERM {
+		t.Fatalf("ATTACH of the traced root init = %v, want EPERM", err)
+	}
+	checkInvariants(t, k, "after TRACEME")
+	if init.Stopped() {
+		t.Fatal("the root init stopped before any signal")
+	}
+	mustOK(t, other.Exit(0))
+	k.Quiesce()
+	if !init.Stopped() {
+		t.Fatal("the traced root init did not stop for its child's SIGCHLD")
+	}
+	checkInvariants(t, k, "with the root init stopped")
+}

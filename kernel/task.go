@@ -331,6 +331,12 @@ type ThreadGroup struct {
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
 
+// initLock sets up the process lock, keyed for lockstat by its serial:
+// process locks nest in increasing serial (doc.go). The key is the serial
+// plus one, since lockstat keeps key 0 for locks that never nest and the
+// idle task's process has serial 0.
+func (tg *ThreadGroup) initLock() { tg.mu.Init(threadGroupClass, tg.serial+1) }
+
 // waitClass returns the wait class of a child with exit signal sig.
 func waitClass(sig int32) int {
 	if sig == int32(unix.SIGCHLD) {

@@ -132,18 +132,10 @@ func (k *Kernel) newIdle() *Task {
 	idle.creds.Store(rootCreds())
 	idle.nsForChildren.Store(k.rootNS)
 	// Serial 0 orders its lock before every process's, init's included.
-	tg := &ThreadGroup{k: k, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
-	tg.initLock()
+	tg := newLoneThreadGroup(k, idle, 0, k.rootNS)
+	tg.unkillable = true
 	tg.sighand.Store(newSignalHandlers(&sigTable{}))
 	tg.rlimits.Store(&rlimitTable{})
-	tg.leader.Store(idle)
-	idle.tg = tg
-	// Nobody else can reach the idle task yet: the lock only satisfies
-	// the annotations of the fields it guards.
-	tg.mu.Lock()
-	tg.threads.pushBack(idle, threadLinkOf)
-	tg.liveThreads = 1
-	tg.mu.Unlock()
 	idle.state.Store(taskRunning)
 	return idle
 }

@@ -105,6 +105,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		if ul := child.semUndo.Load(); ul != nil {
 			ul.Release(p) // the caller still shares it: nothing is applied
 		}
+		if flags&unix.CLONE_THREAD == 0 {
+			child.tg.dropMM()
+		}
 		u.mu.Lock() // as in leaveUser
 		u.members.remove(child, userLinkOf)
 		u.mu.Unlock()
@@ -154,6 +157,7 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 		tg.sighand.Store(newSignalHandlers(parent.sighand.Load().table.Load()))
 	}
 	tg.rlimits.Store(parent.rlimits.Load())
+	tg.mm.Store(parent.copyMM(flags))
 	tg.hasChildSubreaper.Store(parent.hasChildSubreaper.Load() || parent.isChildSubreaper.Load())
 	tg.execSeq.Store(parent.execSeq.Load())
 	tg.nonDumpable.Store(parent.nonDumpable.Load())

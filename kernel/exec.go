@@ -69,6 +69,7 @@ func (t *Task) Execve() error {
 		old.releaseResources() // release_task(leader), after the locks
 	}
 	t.releaseVforkParent() // exec_mm_release
+	t.tg.dropMM()          // exec_mmap: a private address space
 	t.execTrap()
 	return nil
 }

@@ -148,6 +148,9 @@ func (k *Kernel) finishExits(ts []*Task) {
 // zombie, and tell the parent or reap oneself.
 func (t *Task) exitNotify() {
 	t.releaseVforkParent() // exit_mm's mm_release
+	if t.groupDead.Load() {
+		t.tg.dropMM() // exit_mm of the process's last thread
+	}
 	t.exitSem()
 	t.exitPtrace()
 	handled := t.forgetOriginalParent()

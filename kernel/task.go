@@ -195,8 +195,6 @@ type ThreadGroup struct {
 	serial uint64
 	// ns is the pid namespace the process lives in (its innermost level).
 	ns *PIDNamespace
-	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
-	unkillable bool
 	// sighand is the signal handler table, shared with CLONE_SIGHAND;
 	// exec gives the process a private one (unshare_sighand).
 	sighand atomic.Pointer[SignalHandlers]
@@ -209,6 +207,8 @@ type ThreadGroup struct {
 	// liveThreads counts threads not yet exiting (signal->live).
 	// +checklocks:mu
 	liveThreads int
+	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
+	unkillable bool
 	// zapping is set while the process, a namespace init, is killing its
 	// namespace (zap_pid_ns_processes): its zombie children are reaped at
 	// once.
@@ -293,6 +293,11 @@ type ThreadGroup struct {
 	// nrTraced counts this process's threads that are traced, so that a
 	// signal to a process with none skips looking for a tracee thread.
 	nrTraced atomic.Int32
+	// mm is the address space the process's threads share with other
+	// processes made with CLONE_VM (vfork included) until each execs or
+	// its last thread exits; nil while nobody else has shared it, and
+	// once let go.
+	mm atomic.Pointer[addressSpace]
 	// execTask is the thread whose exec is killing the others
 	// (group_exec_task); execWait, when not nil, is closed when one of
 	// them becomes a zombie or is released.

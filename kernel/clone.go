@@ -107,6 +107,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		}
 		if flags&unix.CLONE_THREAD == 0 {
 			child.tg.dropMM()
+			child.tg.sighand.Load().users.Add(-1)
 		}
 		u.mu.Lock() // as in leaveUser
 		u.members.remove(child, userLinkOf)
@@ -152,7 +153,9 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 	parent := t.tg
 	tg := newLoneThreadGroup(t.k, child, serial, ns)
 	if flags&unix.CLONE_SIGHAND != 0 {
-		tg.sighand.Store(parent.sighand.Load())
+		sh := parent.sighand.Load()
+		sh.users.Add(1)
+		tg.sighand.Store(sh)
 	} else {
 		tg.sighand.Store(newSignalHandlers(parent.sighand.Load().table.Load()))
 	}

@@ -146,7 +146,8 @@ func (t *Task) deThread() (*Task, error) {
 		t.creds.Store(c)
 		tg.nonDumpable.Store(c.UID != c.EUID || c.GID != c.EGID) // begin_new_exec's set_dumpable
 		tg.execSeq.Add(1)
-		tg.sighand.Store(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
+		shared := tg.sighand.Swap(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
+		shared.users.Add(-1) // unshare_sighand: it leaves a table it may have shared
 		tg.mu.Unlock()
 		return old, nil
 	}

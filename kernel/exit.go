@@ -263,6 +263,7 @@ func (tg *ThreadGroup) release() {
 	tg.mu.Unlock()
 	leader.untrace()
 	tg.leavePgrp()
+	tg.sighand.Load().users.Add(-1) // __cleanup_sighand
 	leader.releaseResources()
 }
 

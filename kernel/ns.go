@@ -172,22 +172,7 @@ func (tg *ThreadGroup) mmShared() bool {
 // sighandShared reports whether a process other than the caller's uses
 // its signal handler table: Linux's sighand->count above one, which a
 // process made with CLONE_SIGHAND holds from its clone until it is
-// released (reaped) or its exec gives it a table of its own. The handler
-// table keeps no count of its sharers, so the root namespace's pid table,
-// which holds every task from its clone to its release, is searched, as
-// current_is_single_threaded searches every process for sharers of an
-// address space. It takes no lock: unshare is rare, and a sharer created
-// or released concurrently may be counted or not, as it may be by a
-// concurrent refcount read in Linux.
-func (t *Task) sighandShared() bool {
-	sh := t.tg.sighand.Load()
-	shared := false
-	t.k.rootNS.alloc.Range(func(_ int, id *PID) bool {
-		p := id.publishedTask()
-		if p != nil && p.tg != t.tg && p.state.Load() != taskDead && p.tg.sighand.Load() == sh {
-			shared = true
-		}
-		return !shared
-	})
-	return shared
-}
+// released (reaped) or its exec gives it a table of its own. A sharer
+// created or released concurrently may be counted or not, as it may be by
+// Linux's refcount read.
+func (t *Task) sighandShared() bool { return t.tg.sighand.Load().users.Load() > 1 }

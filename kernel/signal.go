@@ -39,12 +39,18 @@ type SignalHandlers struct {
 	// mu serialises writers; readers load table without it.
 	mu    lockstat.Mutex
 	table atomic.Pointer[sigTable]
+	// users counts the processes that use the table (sighand->count,
+	// counted per process, since a process's threads always share its
+	// table): one from its creation, or its clone with CLONE_SIGHAND,
+	// until it is released or its exec gives it a table of its own.
+	users atomic.Int32
 }
 
 func newSignalHandlers(t *sigTable) *SignalHandlers {
 	sh := &SignalHandlers{}
 	sh.mu.Init(sighandClass, 0)
 	sh.table.Store(t)
+	sh.users.Store(1)
 	return sh
 }
 

@@ -79,6 +79,12 @@ func (t *Task) ExitGroup(code int) error {
 // +checklocks:t.tg.mu
 func (t *Task) beginExitLocked(status int32) {
 	tg := t.tg
+	if t.groupStopOwed || t.stopInCallOwed {
+		// exit_signals: a thread that owes the group stop takes part
+		// in it as it exits.
+		t.groupStopOwed, t.stopInCallOwed = false, false
+		tg.participateLocked()
+	}
 	t.state.Store(taskExiting)
 	t.exitCode = status
 	t.markKilledLocked()

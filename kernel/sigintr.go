@@ -154,6 +154,11 @@ func (t *Task) takeLocked() int {
 		t.intr = nil
 		t.k.async.Add(-1)
 	}
+	if t.stopInCallOwed {
+		// Out of its wait queue: it takes part in the group stop.
+		t.stopInCallOwed = false
+		t.tg.participateLocked()
+	}
 	return sig
 }
 

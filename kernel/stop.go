@@ -6,13 +6,15 @@ import (
 
 // Job control: group stops, continues, and what wait reports of them
 // (kernel/signal.c do_signal_stop, prepare_signal, do_notify_parent_cldstop;
-// C10). A process stops as a whole: every untraced thread of it at once;
-// a traced thread takes part through a trap its tracer hears of
-// (ptrace_stop.go), and runs on once the tracer resumes it. A
+// C10). A process stops as a whole: every untraced thread of it at once,
+// except that one asleep in an interruptible call takes part once the
+// call has taken the stop's interrupt and left its queue; a traced thread
+// takes part through a trap its tracer hears of (ptrace_stop.go), and runs
+// on once the tracer resumes it. A
 // default-action stop signal is acted on soon after it is sent, on a
 // goroutine of its own, as Linux's target acts on it when it next runs;
-// Kernel.Quiesce waits for it. A stop or a continue is then reported to
-// the parent: the child goes on its parent thread's job queue, which wait
+// Kernel.Quiesce waits for it. A stop, once every thread has taken part,
+// or a continue is then reported to the parent: the child goes on its parent thread's job queue, which wait
 // scans together with the zombies, in children-list order.
 
 // queueStopLocked records a default-action stop signal (sig_kernel_stop)
@@ -55,7 +57,7 @@ func (tg *ThreadGroup) doSignalStop() {
 		}
 		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
 		tg.continued.Store(false)
-		tg.stopWaiting = tg.trapTracedForStopLocked()
+		tg.stopWaiting = tg.trapTracedForStopLocked() + tg.interruptSleepersForStopLocked(sig)
 		stopped = tg.stopWaiting == 0
 	}
 	tg.wakeStoppedLocked()
@@ -82,6 +84,29 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 			t.groupStopOwed = true
 			n++
 			t.nextTraceEventLocked()
+		}
+	}
+	return n
+}
+
+// interruptSleepersForStopLocked wakes every untraced thread of a process
+// that has just stopped from the interruptible call it sleeps in
+// (do_signal_stop's signal_wake_up of each thread) and returns how many
+// it woke: each takes part in the stop once its call has taken the
+// interrupt (sigintr.go), so the parent hears of the stop only after the
+// sleepers have left their wait queues, as on Linux.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
+	n := int32(0)
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.intrArmed && t.tracer.Load() == nil && t.state.Load() == taskRunning {
+			t.stopInCallOwed = true
+			n++
+			t.interruptLocked(sig)
 		}
 	}
 	return n
@@ -120,7 +145,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
-		t.groupStopOwed, t.stopDequeued = false, false
+		t.groupStopOwed, t.stopInCallOwed, t.stopDequeued = false, false, false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.notifyOwed = true
 			if t.listening {
@@ -170,6 +195,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 		}
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		t.stopInCallOwed = false
 	}
 	tg.wakeStoppedLocked()
 }

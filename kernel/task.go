@@ -181,6 +181,12 @@ type Task struct {
 	// (do_signal_stop): a SIGCONT in between wins.
 	// +checklocks:tg.mu
 	stopDequeued bool
+	// stopInCallOwed is JOBCTL_STOP_PENDING of an untraced thread that
+	// was asleep in an interruptible call when its process stopped: it
+	// takes part in the group stop once the call has taken the stop's
+	// interrupt and so left its wait queue.
+	// +checklocks:tg.mu
+	stopInCallOwed bool
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }

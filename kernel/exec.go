@@ -58,7 +58,11 @@ func (t *Task) Execve() error {
 		tg.mu.Unlock()
 		break
 	}
-	t.k.finishExits(victims)
+	// Exits the siblings' start (their children's parent-death signals)
+	// run once the exec is done.
+	var q exitQueue
+	defer q.run(t.k)
+	t.k.finishExits(victims, &q)
 	old, err := t.deThread()
 	if err != nil {
 		return err

@@ -29,7 +29,7 @@ func (t *Task) Exit(code int) error {
 	}
 	t.beginExitLocked(status)
 	tg.mu.Unlock()
-	t.k.finishExits([]*Task{t})
+	t.k.finishAll([]*Task{t})
 	return nil
 }
 
@@ -56,7 +56,7 @@ func (t *Task) ExitGroup(code int) error {
 		// ends only the caller, with status 0.
 		t.beginExitLocked(0)
 		tg.mu.Unlock()
-		t.k.finishExits([]*Task{t})
+		t.k.finishAll([]*Task{t})
 		return nil
 	}
 	if tg.liveThreads > 1 {
@@ -67,7 +67,7 @@ func (t *Task) ExitGroup(code int) error {
 	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
 	tg.mu.Unlock()
-	t.k.finishExits(victims)
+	t.k.finishAll(victims)
 	return nil
 }
 
@@ -132,10 +132,18 @@ func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func beginThreadExitLocked(tg *ThreadGroup, t *Task, status int32) { t.beginExitLocked(status) }
 
-// finishExits runs the rest of do_exit for threads already marked exiting.
-// A namespace's child reaper goes last: its exit may have to wait for the
-// others' pids to be freed.
-func (k *Kernel) finishExits(ts []*Task) {
+// finishAll is finishExits for the exits a call ends with: those they
+// start run after them, on a goroutine of their own.
+func (k *Kernel) finishAll(ts []*Task) {
+	var q exitQueue
+	k.finishExits(ts, &q)
+	q.run(k)
+}
+
+// finishExits runs the rest of do_exit for threads already marked exiting;
+// the exits they start join q. A namespace's child reaper goes last: its
+// exit may have to wait for the others' pids to be freed.
+func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
 	for i, t := range ts {
 		if t.tg.ns.childReaper.Load() == t {
 			last := len(ts) - 1
@@ -145,27 +153,27 @@ func (k *Kernel) finishExits(ts []*Task) {
 	}
 	for _, t := range ts {
 		if !t.holdExitForTracer() {
-			t.exitNotify()
+			t.exitNotify(q)
 		}
 	}
 }
 
 // exitNotify is exit_notify: hand the children to a reaper, become a
-// zombie, and tell the parent or reap oneself.
-func (t *Task) exitNotify() {
+// zombie, and tell the parent or reap oneself. The exits it starts join q.
+func (t *Task) exitNotify(q *exitQueue) {
 	t.releaseVforkParent() // exit_mm's mm_release
 	if t.groupDead.Load() {
 		t.tg.dropMM() // exit_mm of the process's last thread
 	}
 	t.exitSem()
-	t.exitPtrace()
-	handled := t.forgetOriginalParent()
+	t.exitPtrace(q)
+	handled := t.forgetOriginalParent(q)
 	if t.groupDead.Load() {
 		// The process's own group may lose its last link to the rest
 		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
 		tg := t.tg
 		if p := tg.parent.Load(); p != nil {
-			killOrphanedPgrp(tg, p.tg, tg)
+			killOrphanedPgrp(tg, p.tg, tg, q)
 		}
 	}
 	if handled {

@@ -295,13 +295,13 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 			return unix.EIO
 		case request == unix.PTRACE_DETACH:
 			unlinkTracerLocked(t, target)
-			target.resumeTracedLocked(int(data))
+			target.resumeTracedLocked(int(data), nil)
 			// A real parent in the tracer's own process may now report
 			// the group stop its tracing hid.
 			t.tg.wakeWaitersLocked()
 		default:
 			target.traceReport = 0
-			target.resumeTracedLocked(int(data))
+			target.resumeTracedLocked(int(data), nil)
 			target.takeTraceStopLocked(t)
 		}
 		return nil

@@ -24,7 +24,8 @@ import (
 // read without a lock: the caller is marked exiting, under its process
 // lock, before this runs, and TRACEME links only under that lock to a
 // parent not exiting, so every link that will ever be made is visible.
-func (t *Task) exitPtrace() {
+// The exits it starts join q.
+func (t *Task) exitPtrace(q *exitQueue) {
 	if t.nrTracees.Load() == 0 {
 		return
 	}
@@ -65,7 +66,7 @@ func (t *Task) exitPtrace() {
 			if unreported[i] && c.traceStopSignal {
 				sig = int(c.traceStop)
 			}
-			c.resumeTracedLocked(sig)
+			c.resumeTracedLocked(sig, &b)
 		default:
 			c.nextTraceEventLocked()
 		}
@@ -75,7 +76,7 @@ func (t *Task) exitPtrace() {
 			ctg.reapIfParentIgnores()
 		}
 	}
-	b.run(t.k)
+	q.push(b)
 	for _, c := range zombies {
 		c.handOffTraced()
 	}
@@ -204,7 +205,12 @@ func (t *Task) releaseExitLocked() {
 		t.exitHeld = false
 		t.traceStop = 0
 		t.tg.wakeStoppedLocked()
-		t.tg.k.goAsync(t.exitNotify)
+		k := t.tg.k
+		k.goAsync(func() {
+			var q exitQueue
+			t.exitNotify(&q)
+			q.drain(k)
+		})
 	}
 }
 

@@ -192,12 +192,13 @@ func (tg *ThreadGroup) sendChildStopSignalLocked(to *Task) {
 // a detach): the signal sig the tracer passes, if the stop was a
 // signal-delivery stop, is acted on as if it had been delivered (a trap
 // drops it); then the next stop the thread owes begins, or, once it is
-// untraced, its kept signals are acted on.
+// untraced, its kept signals are acted on. A fatal signal passed joins b
+// (nil: its exits run on a goroutine of their own).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) resumeTracedLocked(sig int) {
+func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 	tg := t.tg
 	if t.exitHeld {
 		t.releaseExitLocked() // its exit goes on; a signal passed is moot
@@ -213,7 +214,7 @@ func (t *Task) resumeTracedLocked(sig int) {
 		// signals it may catch). A default-action stop signal does
 		// nothing once a SIGCONT has cleared JOBCTL_STOP_DEQUEUED
 		// (do_signal_stop).
-		tg.actOnSignalToLocked(t, sig, true, nil)
+		tg.actOnSignalToLocked(t, sig, true, b)
 	}
 	t.nextTraceEventLocked()
 	tg.wakeStoppedLocked()

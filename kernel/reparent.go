@@ -10,7 +10,8 @@ import (
 // in which case the namespace is being zapped and the exit resumes once it
 // is empty, or the thread already became a zombie with its children's move
 // (adoptByNewReaper).
-func (father *Task) forgetOriginalParent() (handled bool) {
+// The exits it starts join q.
+func (father *Task) forgetOriginalParent(q *exitQueue) (handled bool) {
 	tg := father.tg
 	ns := tg.ns
 	// The process lock guards the children lists of its threads and the
@@ -20,7 +21,7 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 		alive := tg.findAliveThreadLocked()
 		if alive == nil {
 			tg.mu.Unlock()
-			father.zapPIDNamespace()
+			father.zapPIDNamespace(q)
 			return true
 		}
 		ns.childReaper.Store(alive) // find_child_reaper
@@ -33,11 +34,11 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 	if alive := tg.findAliveThreadLocked(); alive != nil {
 		moved := tg.moveChildrenWithinLocked(father, alive)
 		tg.mu.Unlock()
-		deliverPdeathSignals(father, moved)
+		deliverPdeathSignals(father, moved, q)
 		return false
 	}
 	tg.mu.Unlock()
-	return father.adoptByNewReaper()
+	return father.adoptByNewReaper(q)
 }
 
 // adoptByNewReaper moves the children of an exiting thread whose process
@@ -52,7 +53,7 @@ func (father *Task) forgetOriginalParent() (handled bool) {
 //
 // +checklocksignore: lockNewReaper returns holding a lock it chooses at
 // run time; lockstat checks the order.
-func (father *Task) adoptByNewReaper() (zombie bool) {
+func (father *Task) adoptByNewReaper(q *exitQueue) (zombie bool) {
 	tg := father.tg
 	var moved, dead []*ThreadGroup
 	autoreap, across := false, false
@@ -69,12 +70,12 @@ func (father *Task) adoptByNewReaper() (zombie bool) {
 		tg.mu.Unlock()
 		rtg.mu.Unlock()
 	}
-	deliverPdeathSignals(father, moved)
+	deliverPdeathSignals(father, moved, q)
 	if across {
 		// reparent_leader: each child's group may have lost its last
 		// link to the rest of the session.
 		for _, c := range moved {
-			killOrphanedPgrp(c, tg, nil)
+			killOrphanedPgrp(c, tg, nil, q)
 		}
 	}
 	for _, c := range dead {
@@ -224,8 +225,8 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 // signals, as the exiting father (B9), with kill's permission check. Each
 // goes to the process through the thread that asked for it, which takes it
 // if it wants it (forget_original_parent's group_send_sig_info to t): a
-// traced one stops for it.
-func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
+// traced one stops for it. The exits it starts join q.
+func deliverPdeathSignals(father *Task, moved []*ThreadGroup, q *exitQueue) {
 	var b exitBatch
 	for _, c := range moved {
 		// The child's lock guards its thread list.
@@ -237,14 +238,14 @@ func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
 		}
 		c.mu.Unlock()
 	}
-	b.run(father.k)
+	q.push(b)
 }
 
 // zapPIDNamespace is zap_pid_ns_processes, run by a namespace init's last
 // thread (B11): allocation is disabled, init ignores SIGCHLD and reaps its
 // zombies, every other task of the namespace is killed, and the init's
 // exit resumes once the namespace holds no pid but its own.
-func (father *Task) zapPIDNamespace() {
+func (father *Task) zapPIDNamespace(q *exitQueue) {
 	tg := father.tg
 	ns := tg.ns
 	ns.alloc.Disable()
@@ -277,7 +278,7 @@ func (father *Task) zapPIDNamespace() {
 		signalFromTask(father, t, int(unix.SIGKILL), &b)
 		return true
 	})
-	b.run(tg.k)
+	q.push(b)
 	threshold := 1
 	if father != tg.leader.Load() {
 		threshold = 2

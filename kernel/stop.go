@@ -362,12 +362,12 @@ func (g *ProcessGroup) hasStoppedLocked() bool {
 // tg exits (ignored is then tg), or tg's old parent, which just handed tg
 // to a reaper — was in another group of the same session, and a member of
 // g is stopped, every member is sent SIGHUP and then SIGCONT.
-func killOrphanedPgrp(tg, outside, ignored *ThreadGroup) {
+func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 	if outside == nil {
 		return
 	}
 	var b exitBatch
-	defer b.run(tg.k)
+	defer func() { q.push(b) }()
 	g := tg.lockPgrpOf()
 	defer g.mu.Unlock()
 	if op := outside.pgrp.Load(); op == g || op.session != g.session ||

@@ -507,7 +507,9 @@ func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
 // anyEligibleLocked reports whether some child matches, ready or not; if
 // none does, the wait fails with ECHILD. A zombie counts only when the
 // wait asks for WEXITED: without it, wait_consider_task passes it over
-// without clearing ECHILD.
+// without clearing ECHILD. A child that a thread of the caller's process
+// traces counts as a tracee does (wait_consider_task's ptrace view of a
+// child not ptrace_reparented).
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -515,7 +517,7 @@ func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
 func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	tg := t.tg
 	zombiesCount := opts&unix.WEXITED != 0
-	if sel.all && opts&unix.WNOTHREAD == 0 {
+	if sel.all && opts&unix.WNOTHREAD == 0 && tg.tracees.head == nil {
 		for _, class := range classes(opts) {
 			n := tg.nrChildren[class]
 			if !zombiesCount {
@@ -530,14 +532,28 @@ func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.publishedTask()
 		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
-			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && counts(c.tg, opts)
+			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && t.childCountsLocked(c.tg, opts)
 	}
 	for c := tg.children.head; c != nil; c = c.siblingLink.next {
-		if t.eligibleLocked(c, sel, opts) && counts(c, opts) {
+		if t.eligibleLocked(c, sel, opts) && t.childCountsLocked(c, opts) {
 			return true
 		}
 	}
 	return false
+}
+
+// childCountsLocked is counts for child c of the caller's process, or
+// traceeCountsLocked for its leader when a thread of that process traces
+// it.
+//
+// Preconditions: t.tg.mu is held; c is a child of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) childCountsLocked(c *ThreadGroup, opts int) bool {
+	if c.tracedFrom(t.tg) {
+		return t.traceeCountsLocked(c.leader.Load(), opts)
+	}
+	return counts(c, opts)
 }
 
 // counts reports whether child c keeps a wait with opts from failing with

@@ -168,3 +168,24 @@ func TestRootInitTracemeLinksIdle_ptrace_traceme(t *testing.T) {
 	}
 	checkInvariants(t, k, "with the root init stopped")
 }
+
+// TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop: a tracee detached
+// with SIGSTOP stops its process before it takes the signals it kept for
+// its tracer (do_signal_stop runs before get_signal dequeues again): a
+// kept SIGHUP waits for SIGCONT, and only then kills it (d143).
+func TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop(t *testing.T) {
+	f := newPtFixture(t)
+	c := fork(t, f.init)
+	f.ptrace(f.a, unix.PTRACE_ATTACH, c, 0)
+	r, err := f.wait4(f.a, c.Getpid(), 0)
+	f.want("the tracer's wait", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGHUP)))
+	f.ptrace(f.a, unix.PTRACE_DETACH, c, uint64(unix.SIGSTOP))
+	f.k.Quiesce()
+	r, err = f.wait4(f.init, c.Getpid(), unix.WUNTRACED|unix.WNOHANG)
+	f.want("the parent's wait after the detach", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGCONT)))
+	r, err = f.wait4(f.init, c.Getpid(), 0)
+	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), unix.WaitStatus(unix.SIGHUP), kernel.CLDKilled)
+	f.finish()
+}

@@ -48,6 +48,12 @@ func (t *Task) nextTraceEventLocked() {
 			tg.participateLocked() // it stops with its process, untraced
 		}
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		if tg.stopPending != 0 {
+			// A stop signal its tracer passed on is being acted on:
+			// do_signal_stop runs before get_signal dequeues the next
+			// signal, so the kept ones wait for it (doSignalStop).
+			return
+		}
 		pending := t.tracePending
 		t.tracePending = 0
 		for pending != 0 {

@@ -60,11 +60,28 @@ func (tg *ThreadGroup) doSignalStop() {
 		tg.stopWaiting = tg.trapTracedForStopLocked() + tg.interruptSleepersForStopLocked(sig)
 		stopped = tg.stopWaiting == 0
 	}
+	tg.actOnKeptSignalsLocked()
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
 	g.mu.Unlock()
 	if stopped {
 		tg.notifyParentJobctl()
+	}
+}
+
+// actOnKeptSignalsLocked acts on the signals that untraced threads kept
+// from their tracers while a stop was pending (nextTraceEventLocked): a
+// fatal one waits, with the process stopped, for SIGCONT.
+//
+// Preconditions: tg.mu is held; no stop is pending.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) actOnKeptSignalsLocked() {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.tracePending != 0 && t.tracer.Load() == nil {
+			t.nextTraceEventLocked()
+		}
 	}
 }
 

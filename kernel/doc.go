@@ -17,12 +17,12 @@
 // with an error result fails with ESRCH, before it looks at its
 // arguments; so it does for a zombie and for a reaped task. A call already
 // in progress when its task is killed may still complete, or ends with
-// EINTR (a blocking call) or ESRCH. Methods without an error result are accessors, not calls:
-// Getpid, Gettid, Getppid, Getpgrp, Getuid and the other id getters,
-// Creds, PrctlGetChildSubreaper, PrctlGetPdeathsig, PIDIn, TGIDIn,
-// Namespace, IPCNamespace, Parent, Exited, Stopped and Sleeping keep
-// answering with the task's last state, and WaitRunnable returns at once
-// unless the task's exit is held at PTRACE_EVENT_EXIT.
+// EINTR (a blocking call) or ESRCH. Methods without an error result are
+// accessors, not calls: Getpid, Gettid, Getppid, Getpgrp, Getuid and the
+// other id getters, Creds, PrctlGetChildSubreaper, PrctlGetPdeathsig,
+// PIDIn, TGIDIn, Namespace, IPCNamespace, Parent, Exited, Stopped and
+// Sleeping keep answering with the task's last state, and WaitRunnable
+// returns at once unless the task's exit is held at PTRACE_EVENT_EXIT.
 //
 // Blocking methods (Wait4, Waitid, Semop, Semtimedop, WaitRunnable) take a
 // context.Context whose end interrupts the call with EINTR, as a signal

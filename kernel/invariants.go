@@ -20,7 +20,7 @@ import (
 // its session's list; every namespace's child reaper is a thread of its
 // init; each user lists exactly the tasks of its real uid and counts them
 // for RLIMIT_NPROC; a child is on its parent's job queue exactly when it
-// has a stop or a continue to report (or a group stop its traced threads
+// has a stop or a continue to report (or a group stop some of its threads
 // have yet to complete); and every traced thread's tracer is a running
 // thread whose process lists it, every listed tracee names a thread of the
 // listing process as its tracer, each thread's tracee count and each
@@ -393,7 +393,7 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 	}
 	// The child's lock comes after its parent's.
 	tg.mu.Lock()
-	// A stop that traced threads have yet to complete is an event to
+	// A stop that some threads have yet to complete is an event to
 	// come: the entry a report consumed stays until a wait passes it.
 	event, coming := tg.hasJobEventLocked(), tg.stopped && tg.stopWaiting > 0
 	exiting := tg.groupExiting || tg.liveThreads == 0

@@ -10,11 +10,11 @@ import (
 // except that one asleep in an interruptible call takes part once the
 // call has taken the stop's interrupt and left its queue; a traced thread
 // takes part through a trap its tracer hears of (ptrace_stop.go), and runs
-// on once the tracer resumes it. A
-// default-action stop signal is acted on soon after it is sent, on a
-// goroutine of its own, as Linux's target acts on it when it next runs;
-// Kernel.Quiesce waits for it. A stop, once every thread has taken part,
-// or a continue is then reported to the parent: the child goes on its parent thread's job queue, which wait
+// on once the tracer resumes it. A default-action stop signal is acted on
+// soon after it is sent, on a goroutine of its own, as Linux's target
+// acts on it when it next runs; Kernel.Quiesce waits for it. A stop, once
+// every thread has taken part, or a continue is then reported to the
+// parent: the child goes on its parent thread's job queue, which wait
 // scans together with the zombies, in children-list order.
 
 // queueStopLocked records a default-action stop signal (sig_kernel_stop)
@@ -129,9 +129,9 @@ func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 	return n
 }
 
-// participateLocked counts a traced thread's part in the group stop
-// (task_participate_group_stop): the last one completes the stop, and
-// the parent hears of it.
+// participateLocked counts the part in the group stop of a traced thread
+// or of one woken from an interruptible call (task_participate_group_stop):
+// the last one completes the stop, and the parent hears of it.
 //
 // Preconditions: tg.mu is held.
 //
@@ -378,7 +378,8 @@ func (g *ProcessGroup) hasStoppedLocked() bool {
 // becomes orphaned because outside — tg's parent, which is leaving it as
 // tg exits (ignored is then tg), or tg's old parent, which just handed tg
 // to a reaper — was in another group of the same session, and a member of
-// g is stopped, every member is sent SIGHUP and then SIGCONT.
+// g is stopped, every member is sent SIGHUP and then SIGCONT. The exits
+// that starts join q.
 func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 	if outside == nil {
 		return

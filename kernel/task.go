@@ -253,9 +253,10 @@ type ThreadGroup struct {
 	stopCode int32
 	// +checklocks:mu
 	stopSig int32
-	// stopWaiting counts the traced threads that have yet to take part
-	// in the group stop in effect (group_stop_count): the parent hears of
-	// the stop once it reaches zero.
+	// stopWaiting counts the threads, traced ones and ones woken from an
+	// interruptible call, that have yet to take part in the group stop in
+	// effect (group_stop_count): the parent hears of the stop once it
+	// reaches zero.
 	// +checklocks:mu
 	stopWaiting int32
 	continued   atomic.Bool

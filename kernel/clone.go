@@ -111,6 +111,10 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		if ul := child.semUndo.Load(); ul != nil {
 			ul.Release(p) // the caller still shares it: nothing is applied
 		}
+		if flags&unix.CLONE_THREAD == 0 {
+			child.tg.dropMM()
+			child.tg.sighand.Load().users.Add(-1)
+		}
 		u.removeMember(child)
 		p.put()
 		undo()
@@ -151,27 +155,21 @@ func (t *Task) checkCloneFlags(flags uint64) error {
 // not yet linked anywhere.
 func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flags uint64) *ThreadGroup {
 	parent := t.tg
-	tg := &ThreadGroup{k: t.k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
-	tg.mu.Init(threadGroupClass, serial)
+	tg := newLoneThreadGroup(t.k, child, serial, ns)
 	if flags&unix.CLONE_SIGHAND != 0 {
-		tg.sighand.Store(parent.sighand.Load())
+		sh := parent.sighand.Load()
+		sh.users.Add(1)
+		tg.sighand.Store(sh)
 	} else {
 		tg.sighand.Store(newSignalHandlers(parent.sighand.Load().table.Load()))
 	}
 	tg.rlimits.Store(parent.rlimits.Load())
+	tg.mm.Store(parent.copyMM(flags))
 	tg.hasChildSubreaper.Store(parent.hasChildSubreaper.Load() || parent.isChildSubreaper.Load())
 	tg.execSeq.Store(parent.execSeq.Load())
 	tg.nonDumpable.Store(parent.nonDumpable.Load())
-	tg.leader.Store(child)
-	child.tg = tg
 	// is_child_reaper: whoever gets pid 1 of a namespace is its init.
 	tg.unkillable = child.pid.Load().nrs[ns.level] == 1
-	// Nobody else can reach tg yet; the lock only satisfies the
-	// annotations of the fields it guards.
-	tg.mu.Lock()
-	tg.threads.pushBack(child, threadLinkOf)
-	tg.liveThreads = 1
-	tg.mu.Unlock()
 	if tg.unkillable {
 		ns.childReaper.Store(child)
 	}
@@ -308,6 +306,22 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 	}
 }
 
+// newLoneThreadGroup makes a process whose only thread is leader, not yet
+// reachable by anyone else.
+func newLoneThreadGroup(k *Kernel, leader *Task, serial uint64, ns *PIDNamespace) *ThreadGroup {
+	tg := &ThreadGroup{k: k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
+	tg.initLock()
+	tg.leader.Store(leader)
+	leader.tg = tg
+	// Nobody else can reach tg yet; the lock only satisfies the
+	// annotations of the fields it guards.
+	tg.mu.Lock()
+	tg.threads.pushBack(leader, threadLinkOf)
+	tg.liveThreads = 1
+	tg.mu.Unlock()
+	return tg
+}
+
 // newInit creates the root namespace's init.
 func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t := &Task{k: k, sleepingOn: sleepSlot{k: k}}
@@ -320,19 +334,13 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t.serial = serial
 	t.started = k.now()
 	t.nsForChildren.Store(k.rootNS)
-	t.ipcNS.Store(sem.NewNamespaceLocking(k.semLimits, k.plan.SemLocking()))
-	tg := &ThreadGroup{k: k, serial: serial, ns: k.rootNS, unkillable: true, readyIdx: -1, jobIdx: -1}
-	tg.mu.Init(threadGroupClass, serial)
+	t.ipcNS.Store(sem.NewNamespaceLocking(k.cfg.SemLimits, k.plan.SemLocking()))
+	tg := newLoneThreadGroup(k, t, serial, k.rootNS)
+	tg.unkillable = true
 	tg.sighand.Store(newSignalHandlers(&sigTable{}))
 	tg.rlimits.Store(&limits)
-	tg.leader.Store(t)
-	t.tg = tg
-	// Nobody else can reach init yet: these locks only satisfy the
-	// annotations of the fields they guard.
-	tg.mu.Lock()
-	tg.threads.pushBack(t, threadLinkOf)
-	tg.liveThreads = 1
-	tg.mu.Unlock()
+	// Nobody else can reach init yet: the lock only satisfies the
+	// annotations of the fields it guards.
 	g := newProcessGroup(p, newSession(p))
 	g.mu.Lock()
 	g.members.pushFront(tg, pgrpLinkOf)

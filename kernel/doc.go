@@ -8,8 +8,26 @@
 //
 // Syscall-shaped methods take the calling task as receiver
 // (parent.Clone(args), t.Wait4(ctx, pid, options)) and return
-// syscall.Errno errors, so errors.Is(err, unix.ECHILD) works. A task that
-// has exited can make no more calls: its methods fail with ESRCH.
+// syscall.Errno errors, so errors.Is(err, unix.ECHILD) works.
+//
+// A task that has exited makes no more calls. Precisely: once a task has
+// begun exiting (Exited reports true: it called Exit or ExitGroup, or a
+// fatal signal or another thread's exit_group or exec marked it, including
+// while its tracer holds it at PTRACE_EVENT_EXIT), every method of Task
+// with an error result fails with ESRCH, before it looks at its
+// arguments; so it does for a zombie and for a reaped task. A call already
+// in progress when its task is killed may still complete, or ends with
+// EINTR (a blocking call) or ESRCH. Methods without an error result are
+// accessors, not calls: Getpid, Gettid, Getppid, Getpgrp, Getuid and the
+// other id getters, Creds, PrctlGetChildSubreaper, PrctlGetPdeathsig,
+// PIDIn, TGIDIn, Namespace, IPCNamespace, Parent, Exited, Stopped and
+// Sleeping keep answering with the task's last state, and WaitRunnable
+// returns at once unless the task's exit is held at PTRACE_EVENT_EXIT.
+//
+// Blocking methods (Wait4, Waitid, Semop, Semtimedop, WaitRunnable) take a
+// context.Context whose end interrupts the call with EINTR, as a signal
+// would. A nil context is context.Background: the call blocks until it
+// completes or its task is killed.
 //
 // # Concurrency
 //

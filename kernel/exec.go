@@ -60,7 +60,11 @@ func (t *Task) Execve() error {
 		tg.mu.Unlock()
 		break
 	}
-	t.k.finishExits(victims)
+	// Exits the siblings' start (their children's parent-death signals)
+	// run once the exec is done.
+	var q exitQueue
+	defer q.run(t.k)
+	t.k.finishExits(victims, &q)
 	old, err := t.deThread()
 	if err != nil {
 		return err
@@ -74,6 +78,7 @@ func (t *Task) Execve() error {
 		old.endRelease()
 	}
 	t.releaseVforkParent() // exec_mm_release
+	t.tg.dropMM()          // exec_mmap: a private address space
 	t.execTrap()
 	return nil
 }
@@ -161,7 +166,8 @@ func (t *Task) deThread() (*Task, error) {
 		t.creds.Store(c)
 		tg.nonDumpable.Store(c.UID != c.EUID || c.GID != c.EGID) // begin_new_exec's set_dumpable
 		tg.execSeq.Add(1)
-		tg.sighand.Store(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
+		shared := tg.sighand.Swap(newSignalHandlers(flushedHandlers(tg.sighand.Load().table.Load())))
+		shared.users.Add(-1) // unshare_sighand: it leaves a table it may have shared
 		tg.mu.Unlock()
 		p.Unlock(site)
 		return old, nil

@@ -135,3 +135,31 @@ func TestStressExecVsClone(t *testing.T) {
 	}
 	t.Logf("outcomes: %v", outcomes)
 }
+
+// TestExitsAnExecStartsRunAfterIt: exits that an exit starts (here the
+// parent-death signal of a child of the leader an exec kills) run once the
+// call is over, in order, as the reference model runs them; Linux lets
+// them race the rest of the call. So the child dies after the exec has
+// reset SA_NOCLDWAIT (flush_signal_handlers) and stays a zombie for the
+// exec'er to reap, every time: when it ran alongside the exec, it was
+// sometimes reaped at once, and the state machine test failed under load.
+func TestExitsAnExecStartsRunAfterIt(t *testing.T) {
+	k, init := newKernel(t)
+	for i := range 200 {
+		p := fork(t, init)
+		th := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		c := fork(t, p)
+		mustOK(t, c.PrctlSetPdeathsig(int(unix.SIGTERM)))
+		mustOK(t, errOf(p.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Flags: kernel.SaNoCldWait})))
+		mustOK(t, th.Execve())
+		k.Quiesce()
+		r, err := th.Wait4(t.Context(), c.Getpid(), unix.WNOHANG)
+		if err != nil || r.Pid != c.Getpid() || r.Status != unix.WaitStatus(unix.SIGTERM) {
+			t.Fatalf("iteration %d: the exec'er's wait for the child killed by its pdeath signal = %+v, %v; want it killed by SIGTERM",
+				i, r, err)
+		}
+		mustOK(t, th.Exit(0))
+		waitChild(t, init, th.Getpid(), 0)
+	}
+	checkInvariants(t, k, "after the execs")
+}

@@ -37,7 +37,7 @@ func (t *Task) Exit(code int) error {
 	t.beginExitLocked(status)
 	tg.mu.Unlock()
 	p.Unlock(plan.ExitStart)
-	t.k.finishExits([]*Task{t})
+	t.k.finishAll([]*Task{t})
 	return nil
 }
 
@@ -80,7 +80,7 @@ func (t *Task) ExitGroup(code int) error {
 	if err != nil {
 		return err
 	}
-	t.k.finishExits(victims)
+	t.k.finishAll(victims)
 	return nil
 }
 
@@ -92,6 +92,12 @@ func (t *Task) ExitGroup(code int) error {
 // +checklocks:t.tg.mu
 func (t *Task) beginExitLocked(status int32) {
 	tg := t.tg
+	if t.groupStopOwed || t.stopInCallOwed {
+		// exit_signals: a thread that owes the group stop takes part
+		// in it as it exits.
+		t.groupStopOwed, t.stopInCallOwed = false, false
+		tg.participateLocked()
+	}
 	t.state.Store(taskExiting)
 	t.exitCode = status
 	t.markKilledLocked()
@@ -139,10 +145,18 @@ func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func beginThreadExitLocked(tg *ThreadGroup, t *Task, status int32) { t.beginExitLocked(status) }
 
-// finishExits runs the rest of do_exit for threads already marked exiting.
-// A namespace's child reaper goes last: its exit may have to wait for the
-// others' pids to be freed.
-func (k *Kernel) finishExits(ts []*Task) {
+// finishAll is finishExits for the exits a call ends with: those they
+// start run after them, on a goroutine of their own.
+func (k *Kernel) finishAll(ts []*Task) {
+	var q exitQueue
+	k.finishExits(ts, &q)
+	q.run(k)
+}
+
+// finishExits runs the rest of do_exit for threads already marked exiting;
+// the exits they start join q. A namespace's child reaper goes last: its
+// exit may have to wait for the others' pids to be freed.
+func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
 	for i, t := range ts {
 		if t.tg.ns.childReaper.Load() == t {
 			last := len(ts) - 1
@@ -152,7 +166,7 @@ func (k *Kernel) finishExits(ts []*Task) {
 	}
 	for _, t := range ts {
 		if !t.holdExitForTracer() {
-			t.exitNotify()
+			t.exitNotify(q)
 		}
 	}
 }
@@ -160,23 +174,26 @@ func (k *Kernel) finishExits(ts []*Task) {
 // exitNotify is exit_notify: hand the children to a reaper, become a
 // zombie, and tell the parent or reap oneself. What it finds dead is
 // released once its section is over, as exit_notify releases its dead
-// list after write_unlock_irq(&tasklist_lock).
-func (t *Task) exitNotify() {
+// list after write_unlock_irq(&tasklist_lock). The exits it starts join q.
+func (t *Task) exitNotify(q *exitQueue) {
 	t.releaseVforkParent() // exit_mm's mm_release
+	if t.groupDead.Load() {
+		t.tg.dropMM() // exit_mm of the process's last thread
+	}
 	t.exitSem()
 	var dead deadList
-	t.exitPtrace(&dead)
+	t.exitPtrace(&dead, q)
 	p := t.k.plan
 	// A plan's table lock: exit_notify reparents the children and tells
 	// the parent under it.
 	p.Lock(plan.ExitNotify)
-	zap, zombie := t.forgetOriginalParent(&dead)
+	zap, zombie := t.forgetOriginalParent(&dead, q)
 	if zap {
 		// find_child_reaper drops the lock for zap_pid_ns_processes, and
 		// releases the dead tracees first (seed 001).
 		p.Unlock(plan.ExitNotify)
 		dead.release()
-		t.zapPIDNamespace() // it resumes with becomeZombie once the namespace is empty
+		t.zapPIDNamespace(q) // it resumes with becomeZombie once the namespace is empty
 		p.Lock(plan.ExitNotify)
 	}
 	if t.groupDead.Load() {
@@ -184,7 +201,7 @@ func (t *Task) exitNotify() {
 		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
 		tg := t.tg
 		if pp := tg.parent.Load(); pp != nil {
-			killOrphanedPgrp(tg, pp.tg, tg)
+			killOrphanedPgrp(tg, pp.tg, tg, q)
 		}
 	}
 	if !zap && !zombie {
@@ -337,6 +354,7 @@ func (tg *ThreadGroup) release() {
 	tg.mu.Unlock()
 	leader.untrace()
 	tg.leavePgrp()
+	tg.sighand.Load().users.Add(-1) // __cleanup_sighand
 	leader.endRelease()
 }
 
@@ -443,9 +461,11 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		}
 	}
 	if sig != 0 {
-		// The child is never in an ancestor namespace of its parent, so
-		// the signal is not forced.
-		ptg.sendSignalLocked(sig, false, nil)
+		// do_notify_parent sends to tsk->parent, the thread that forked
+		// the child, which takes the signal if it wants it (a traced
+		// one stops for it). The child is never in an ancestor
+		// namespace of its parent, so the signal is not forced.
+		ptg.sendSignalViaLocked(tg.parent.Load(), sig, false, nil)
 	}
 	ptg.wakeWaitersLocked()
 	if autoreap {

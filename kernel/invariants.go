@@ -20,12 +20,13 @@ import (
 // its session's list; every namespace's child reaper is a thread of its
 // init; each user lists exactly the tasks of its real uid and counts them
 // for RLIMIT_NPROC; a child is on its parent's job queue exactly when it
-// has a stop or a continue to report (or a group stop its traced threads
+// has a stop or a continue to report (or a group stop some of its threads
 // have yet to complete); and every traced thread's tracer is a running
 // thread whose process lists it, every listed tracee names a thread of the
 // listing process as its tracer, each thread's tracee count and each
 // process's count of traced threads match (no task is left linked to a
-// dead tracer, D10).
+// dead tracer, D10); and each signal handler table and shared address
+// space counts exactly the processes that use it.
 func (k *Kernel) CheckInvariants() error {
 	c := &checker{k: k, namespaces: map[*PIDNamespace]bool{}, procs: map[*ThreadGroup]bool{},
 		userTasks: map[*User]int{}, groups: map[*ProcessGroup]bool{}, sessions: map[*Session]bool{}}
@@ -33,6 +34,7 @@ func (k *Kernel) CheckInvariants() error {
 	for tg := range c.procs {
 		c.checkProcess(tg)
 	}
+	c.checkSharerCounts()
 	for ns := range c.namespaces {
 		c.checkNamespace(ns)
 	}
@@ -47,6 +49,29 @@ func (k *Kernel) CheckInvariants() error {
 		c.checkSession(s)
 	}
 	return errors.Join(c.errs...)
+}
+
+// checkSharerCounts verifies the user counts of the signal handler tables
+// and address spaces the processes use (unshare reads them).
+func (c *checker) checkSharerCounts() {
+	tables := map[*SignalHandlers]int32{}
+	spaces := map[*addressSpace]int32{}
+	for tg := range c.procs {
+		tables[tg.sighand.Load()]++
+		if mm := tg.mm.Load(); mm != nil {
+			spaces[mm]++
+		}
+	}
+	for sh, n := range tables {
+		if got := sh.users.Load(); got != n {
+			c.fail("a signal handler table counts %d processes, %d use it", got, n)
+		}
+	}
+	for mm, n := range spaces {
+		if got := mm.users.Load(); got != n {
+			c.fail("an address space counts %d processes, %d use it", got, n)
+		}
+	}
 }
 
 // checkUser verifies a user's member list: exactly the tasks whose real
@@ -371,7 +396,7 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 	}
 	// The child's lock comes after its parent's.
 	tg.mu.Lock()
-	// A stop that traced threads have yet to complete is an event to
+	// A stop that some threads have yet to complete is an event to
 	// come: the entry a report consumed stays until a wait passes it.
 	event, coming := tg.hasJobEventLocked(), tg.stopped && tg.stopWaiting > 0
 	exiting := tg.groupExiting || tg.liveThreads == 0

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,20 +39,23 @@ type RLimit struct {
 // RLimInfinity is RLIM_INFINITY.
 const RLimInfinity = ^uint64(0)
 
-// Config configures a Kernel. The zero value is Linux's defaults.
+// Config configures a Kernel. The zero value is Linux's defaults, and so
+// is every zero field: a Config sets only what it means to change.
 type Config struct {
-	// PIDMax is the root namespace's pid_max (default 32768). A new pid
-	// namespace starts with its parent's value.
+	// PIDMax is the root namespace's pid_max (default 32768; at least
+	// 301, at most 4194304, as /proc/sys/kernel/pid_max accepts). A new
+	// pid namespace starts with its parent's value.
 	PIDMax int
 	// ThreadLimit is the system-wide limit on tasks (max_threads); 0
 	// means no limit, which also keeps the global task counter off the
-	// fork path.
+	// fork path. It may not be negative.
 	ThreadLimit int
-	// RLimits overrides init's resource limits (RLIMIT_* → limit); the
-	// rest are Linux's defaults for init.
+	// RLimits overrides init's resource limits (RLIMIT_* → limit, with
+	// Cur ≤ Max); the rest are Linux's defaults for init.
 	RLimits map[int]RLimit
-	// SemLimits are the SysV semaphore limits of every IPC namespace; the
-	// zero value means Linux's defaults.
+	// SemLimits are the SysV semaphore limits of every IPC namespace;
+	// each zero field takes Linux's default (sem.Limits.WithDefaults),
+	// and the result must pass sem.Limits.Validate.
 	SemLimits sem.Limits
 	// PIDSpace, when set, is where the root pid namespace draws its
 	// numbers from, shared with every other kernel given the same space:
@@ -66,14 +70,48 @@ type Config struct {
 	Plan *plan.Plan
 }
 
+// withDefaults returns cfg with Linux's default for every zero field, or
+// an error wrapping EINVAL that names the first field out of range.
+func (cfg Config) withDefaults() (Config, error) {
+	invalid := func(field string, v any) error {
+		return fmt.Errorf("kernel: Config.%s = %v: %w", field, v, unix.EINVAL)
+	}
+	switch {
+	case cfg.PIDSpace != nil && cfg.PIDMax == 0:
+		cfg.PIDMax = cfg.PIDSpace.Max()
+	case cfg.PIDSpace != nil && cfg.PIDMax != cfg.PIDSpace.Max():
+		return cfg, invalid("PIDMax", cfg.PIDMax)
+	case cfg.PIDMax == 0:
+		cfg.PIDMax = pid.DefaultMax
+	}
+	if cfg.PIDMax < pid.MinMax || cfg.PIDMax > pid.Limit {
+		return cfg, invalid("PIDMax", cfg.PIDMax)
+	}
+	if cfg.ThreadLimit < 0 {
+		return cfg, invalid("ThreadLimit", cfg.ThreadLimit)
+	}
+	for res, lim := range cfg.RLimits {
+		if res < 0 || res >= nrLimits || lim.Cur > lim.Max {
+			return cfg, invalid(fmt.Sprintf("RLimits[%d]", res), lim)
+		}
+	}
+	cfg.SemLimits = cfg.SemLimits.WithDefaults()
+	if err := cfg.SemLimits.Validate(); err != nil {
+		return cfg, fmt.Errorf("kernel: Config.SemLimits: %w", err)
+	}
+	return cfg, nil
+}
+
 // Kernel is one model system: a root pid namespace whose init is created
 // by New.
 type Kernel struct {
-	cfg       Config
-	plan      *plan.Plan
-	rootNS    *PIDNamespace
-	init      *Task
-	semLimits sem.Limits
+	cfg    Config
+	plan   *plan.Plan
+	rootNS *PIDNamespace
+	init   *Task
+	// idle is the idle task (pid 0), the root init's real parent: it
+	// exists only to trace the root init after its PTRACE_TRACEME.
+	idle *Task
 
 	// users maps a uid to its *User; reads take no lock.
 	users sync.Map
@@ -97,34 +135,22 @@ type Kernel struct {
 
 // New creates a kernel whose root pid namespace holds init (pid 1), which
 // leads its own session and process group, runs as uid 0 with every
-// capability and has the default resource limits.
+// capability and has the default resource limits. Errors: a Config field
+// out of range, as an error wrapping EINVAL that names it.
 func New(cfg Config) (*Kernel, error) {
-	switch {
-	case cfg.PIDSpace != nil && cfg.PIDMax == 0:
-		cfg.PIDMax = cfg.PIDSpace.Max()
-	case cfg.PIDSpace != nil && cfg.PIDMax != cfg.PIDSpace.Max():
-		return nil, unix.EINVAL
-	case cfg.PIDMax == 0:
-		cfg.PIDMax = pid.DefaultMax
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
 	}
-	if cfg.ThreadLimit < 0 {
-		return nil, unix.EINVAL
-	}
-	k := &Kernel{cfg: cfg, plan: cfg.Plan, semLimits: cfg.SemLimits, boot: time.Now(),
-		entropy: entropy.New(cfg.Plan.EntropyShards())}
-	if k.semLimits == (sem.Limits{}) {
-		k.semLimits = sem.DefaultLimits()
-	}
+	k := &Kernel{cfg: cfg, plan: cfg.Plan, boot: time.Now(), entropy: entropy.New(cfg.Plan.EntropyShards())}
 	ns, err := newPIDNamespace(k, nil, cfg.PIDMax)
 	if err != nil {
 		return nil, err
 	}
 	k.rootNS = ns
+	k.idle = k.newIdle()
 	limits := defaultRLimits()
 	for res, lim := range cfg.RLimits {
-		if res < 0 || res >= len(limits) || lim.Cur > lim.Max {
-			return nil, unix.EINVAL
-		}
 		limits[res] = lim
 	}
 	init, err := k.newInit(limits)

@@ -1,6 +1,8 @@
 package kernel
 
 import (
+	"sync/atomic"
+
 	"golang.org/x/sys/unix"
 
 	"tasklist/ipc/sem"
@@ -38,7 +40,7 @@ func (t *Task) copyNamespaces(flags uint64, creds *Creds) (*PIDNamespace, *sem.N
 		}
 	}
 	if flags&unix.CLONE_NEWIPC != 0 {
-		ipcNS = sem.NewNamespaceLocking(t.k.semLimits, t.k.plan.SemLocking())
+		ipcNS = sem.NewNamespaceLocking(t.k.cfg.SemLimits, t.k.plan.SemLocking())
 	}
 	return pidNS, ipcNS, nil
 }
@@ -66,12 +68,11 @@ const unshareFlags = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix
 // thread, or is not alone on its thread list (a thread whose leader is a
 // zombie); for CLONE_SIGHAND or CLONE_VM when another process shares the
 // caller's signal handler table (made with CLONE_SIGHAND, until it is
-// reaped or execs); for a second CLONE_NEWPID; for CLONE_NEWUSER (not
-// modelled). EPERM without CAP_SYS_ADMIN; ENOSPC past 32 levels.
-//
-// Linux also refuses CLONE_VM while a process made with CLONE_VM alone
-// shares the caller's address space (current_is_single_threaded); the
-// model keeps no address spaces, so it cannot see such a sharer.
+// reaped or execs); for CLONE_VM when another process shares the caller's
+// address space (made with CLONE_VM, a vfork child included, until its
+// last thread exits or it execs: current_is_single_threaded); for a
+// second CLONE_NEWPID; for CLONE_NEWUSER (not modelled). EPERM without
+// CAP_SYS_ADMIN; ENOSPC past 32 levels.
 func (t *Task) Unshare(flags uint64) error {
 	if !t.alive() {
 		return unix.ESRCH
@@ -103,6 +104,9 @@ func (t *Task) Unshare(flags uint64) error {
 	if flags&unix.CLONE_SIGHAND != 0 && t.sighandShared() {
 		return unix.EINVAL // sighand->count > 1
 	}
+	if flags&unix.CLONE_VM != 0 && t.tg.mmShared() {
+		return unix.EINVAL // !current_is_single_threaded
+	}
 	if flags&unix.CLONE_NEWUSER != 0 {
 		return unix.EINVAL
 	}
@@ -120,25 +124,55 @@ func (t *Task) Unshare(flags uint64) error {
 	return nil
 }
 
+// addressSpace is an mm_struct as far as unshare(CLONE_VM) needs one: how
+// many processes use it (mm_users, counted per process, since the threads
+// of a process always share one). A process whose address space nobody
+// else has ever shared has none (ThreadGroup.mm is nil), so that fork
+// allocates nothing for it.
+type addressSpace struct {
+	users atomic.Int32
+}
+
+// copyMM is copy_mm for a new process: with CLONE_VM it shares tg's
+// address space (a CLONE_VM child, a vfork child), making tg's shared
+// object on first use; otherwise the copy is private (nil).
+func (tg *ThreadGroup) copyMM(flags uint64) *addressSpace {
+	if flags&unix.CLONE_VM == 0 {
+		return nil
+	}
+	for {
+		if mm := tg.mm.Load(); mm != nil {
+			mm.users.Add(1)
+			return mm
+		}
+		// Another thread of tg may share it first: one object wins.
+		mm := &addressSpace{}
+		mm.users.Store(1)
+		tg.mm.CompareAndSwap(nil, mm)
+	}
+}
+
+// dropMM lets the process's address space go: exit_mm of its last
+// thread, exec_mmap (which gives it a private one), or a clone that
+// failed.
+func (tg *ThreadGroup) dropMM() {
+	if mm := tg.mm.Swap(nil); mm != nil {
+		mm.users.Add(-1)
+	}
+}
+
+// mmShared reports whether another process uses tg's address space
+// (current_is_single_threaded's mm_users test; its walk over every
+// process is not needed, since the count is per process).
+func (tg *ThreadGroup) mmShared() bool {
+	mm := tg.mm.Load()
+	return mm != nil && mm.users.Load() > 1
+}
+
 // sighandShared reports whether a process other than the caller's uses
 // its signal handler table: Linux's sighand->count above one, which a
 // process made with CLONE_SIGHAND holds from its clone until it is
-// released (reaped) or its exec gives it a table of its own. The handler
-// table keeps no count of its sharers, so the root namespace's pid table,
-// which holds every task from its clone to its release, is searched, as
-// current_is_single_threaded searches every process for sharers of an
-// address space. It takes no lock: unshare is rare, and a sharer created
-// or released concurrently may be counted or not, as it may be by a
-// concurrent refcount read in Linux.
-func (t *Task) sighandShared() bool {
-	sh := t.tg.sighand.Load()
-	shared := false
-	t.k.rootNS.alloc.Range(func(_ int, id *PID) bool {
-		p := id.publishedTask()
-		if p != nil && p.tg != t.tg && p.state.Load() != taskDead && p.tg.sighand.Load() == sh {
-			shared = true
-		}
-		return !shared
-	})
-	return shared
-}
+// released (reaped) or its exec gives it a table of its own. A sharer
+// created or released concurrently may be counted or not, as it may be by
+// Linux's refcount read.
+func (t *Task) sighandShared() bool { return t.tg.sighand.Load().users.Load() > 1 }

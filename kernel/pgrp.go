@@ -148,6 +148,13 @@ func (g *ProcessGroup) ProcessGroupID(ns *PIDNamespace) int { return g.id.nrIn(n
 // Getpgrp returns the caller's process group id.
 func (t *Task) Getpgrp() int { return t.tg.pgrp.Load().id.nrIn(t.tg.ns) }
 
+// SessionID returns the process's session id as seen in ns, 0 if not
+// visible there. Unlike Getsid it is an accessor: it answers for an
+// exited process too, with the session it was last in.
+func (tg *ThreadGroup) SessionID(ns *PIDNamespace) int {
+	return tg.pgrp.Load().session.id.nrIn(ns)
+}
+
 // lookupForID resolves the pid argument of getpgid/getsid: 0 is the
 // caller, otherwise any thread id in the caller's namespace.
 func (t *Task) lookupForID(pid int) (*Task, error) {
@@ -162,8 +169,12 @@ func (t *Task) lookupForID(pid int) (*Task, error) {
 }
 
 // Getpgid is getpgid(2): the process group of pid (0: the caller), as seen
-// in the caller's namespace, 0 if not visible there. Errors: ESRCH.
+// in the caller's namespace, 0 if not visible there. Errors: ESRCH for an
+// unknown pid or an exited caller.
 func (t *Task) Getpgid(pid int) (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
 	p, err := t.lookupForID(pid)
 	if err != nil {
 		return 0, err
@@ -172,8 +183,12 @@ func (t *Task) Getpgid(pid int) (int, error) {
 }
 
 // Getsid is getsid(2): the session of pid (0: the caller), as seen in the
-// caller's namespace, 0 if not visible there. Errors: ESRCH.
+// caller's namespace, 0 if not visible there. Errors: ESRCH for an
+// unknown pid or an exited caller.
 func (t *Task) Getsid(pid int) (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
 	p, err := t.lookupForID(pid)
 	if err != nil {
 		return 0, err

@@ -269,3 +269,27 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
 	e.settle()
 }
+
+// TestInjectedKillOfOwnInitReturnsFirst_B11: a task inside a namespace
+// that traces its init and passes it SIGKILL (get_signal acts on SIGKILL
+// even for an init) gets 0 from the call: the init dies when it next runs,
+// and only its zap_pid_ns_processes kills the caller, after the call has
+// returned. (On Linux whether the caller's reply reaches user space first
+// is a race, so no scenario records it.)
+func TestInjectedKillOfOwnInitReturnsFirst_B11(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	n := e.clone(e.init, unix.CLONE_NEWPID, unix.SIGCHLD)
+	c := e.fork(n)
+	if err := c.Ptrace(unix.PTRACE_ATTACH, 1, 0, 0); err != nil {
+		t.Fatalf("attach to the namespace's init from inside: %v", err)
+	}
+	e.reap(c, 1, unix.WALL, 1, unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	if err := c.Ptrace(unix.PTRACE_CONT, 1, 0, uint64(unix.SIGKILL)); err != nil {
+		t.Fatalf("CONT with SIGKILL = %v, want 0", err)
+	}
+	e.reap(e.init, rootPID(e, n), 0, rootPID(e, n), killed(unix.SIGKILL))
+	if !c.Exited() {
+		t.Fatal("the caller outlived its namespace's init")
+	}
+	e.settle()
+}

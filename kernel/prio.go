@@ -21,14 +21,17 @@ func niceToRlimit(nice int32) int { return int(maxNice - nice + 1) }
 // tid (0: the caller); PRIO_PGRP every thread of every process of a group
 // (0: the caller's); PRIO_USER every thread visible in the caller's
 // namespace whose real uid is who (0: the caller's real uid). Zombies not
-// yet released still match. Errors: EINVAL for which; ESRCH when nothing
-// matches (F1–F4, F6).
+// yet released still match. Errors: ESRCH if the caller has exited;
+// EINVAL for which; ESRCH when nothing matches (F1–F4, F6).
 //
 // PRIO_PROCESS takes no lock; PRIO_PGRP holds the group's lock and, in
 // turn, each member's, so it costs O(members) and never visits a process
 // of another group; PRIO_USER holds the user's lock and costs O(threads
 // of that user).
 func (t *Task) Getpriority(which, who int) (int, error) {
+	if !t.alive() {
+		return 0, unix.ESRCH
+	}
 	if which < unix.PRIO_PROCESS || which > unix.PRIO_USER {
 		return 0, unix.EINVAL
 	}
@@ -69,8 +72,12 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 // clears ESRCH only: the last failure wins and nothing is rolled back
 // (F5). Threads are visited in Linux's order: a group's members from the
 // one that joined last, a user's threads in creation order, each
-// process's threads in creation order.
+// process's threads in creation order. A caller that has exited gets
+// ESRCH without a visit.
 func (t *Task) Setpriority(which, who, nice int) error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
 	if which < unix.PRIO_PROCESS || which > unix.PRIO_USER {
 		return unix.EINVAL
 	}

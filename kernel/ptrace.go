@@ -30,6 +30,9 @@ const ptraceEventStop = 128
 // TRACEVFORKDONE are acted on; the other options are accepted. pid names
 // a thread.
 //
+// TRACEME by the root init links it to the idle task, its real parent on
+// Linux, which never resumes it (ptraceTraceme).
+//
 // Errors (D1–D7): EPERM for TRACEME when already traced, for ATTACH/SEIZE
 // of a thread of the caller's own process, one the caller may not access,
 // a zombie or one already traced; ESRCH for an unknown pid, or a request
@@ -83,23 +86,24 @@ func lockPair(a, b *ThreadGroup) func() {
 // comes first and the parent's exit_ptrace detaches it, or the parent's
 // exit comes first and no link is made.
 //
+// The root init's real parent is the idle task, which Linux links it to:
+// the call succeeds, and the root init is traced from then on by a tracer
+// that never waits, resumes or exits (newIdle).
+//
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceTraceme() error {
 	tg := t.tg
 	p := t.k.plan
 	for {
-		parent := tg.parent.Load()
-		if parent == nil {
-			return unix.EPERM // the root init has no parent to trace it
-		}
+		parent := tg.realParent()
 		// The unsafe zhang-v1 plan tests the parent's exit before the
 		// locks that order the test against exit_ptrace.
 		parentRunning := p.Has(plan.ZhangV1) && parent.state.Load() == taskRunning
 		// A plan's table lock: ptrace_traceme links under it.
 		p.Lock(plan.PtraceLink)
 		unlock := lockPair(parent.tg, tg) // the two ends of the link
-		if tg.parent.Load() != parent {
+		if tg.realParent() != parent {
 			unlock() // reparented meanwhile: the new parent is the tracer
 			p.Unlock(plan.PtraceLink)
 			continue
@@ -120,6 +124,33 @@ func (t *Task) ptraceTraceme() error {
 		p.Unlock(plan.PtraceLink)
 		return err
 	}
+}
+
+// realParent is the process's real parent thread: its parent, or for the
+// root init the idle task.
+func (tg *ThreadGroup) realParent() *Task {
+	if p := tg.parent.Load(); p != nil {
+		return p
+	}
+	return tg.k.idle
+}
+
+// newIdle makes the idle task (pid 0, init_task): a thread that runs for
+// ever, is in no pid namespace's table and makes no call. It is only ever
+// a tracer, the root init's after PTRACE_TRACEME; its process ignores the
+// SIGCHLD a tracee's stop sends it, as a kernel thread does.
+func (k *Kernel) newIdle() *Task {
+	idle := &Task{k: k, sleepingOn: sleepSlot{k: k}}
+	idle.pid.Store(&PID{ns: k.rootNS, nrs: []int32{0}})
+	idle.creds.Store(rootCreds())
+	idle.nsForChildren.Store(k.rootNS)
+	// Serial 0 orders its lock before every process's, init's included.
+	tg := newLoneThreadGroup(k, idle, 0, k.rootNS)
+	tg.unkillable = true
+	tg.sighand.Store(newSignalHandlers(&sigTable{}))
+	tg.rlimits.Store(&rlimitTable{})
+	idle.state.Store(taskRunning)
+	return idle
 }
 
 // ptraceAttach is ptrace_attach (D2–D5): SEIZE checks its arguments,
@@ -288,13 +319,13 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 			return unix.EIO
 		case request == unix.PTRACE_DETACH:
 			unlinkTracerLocked(t, target)
-			target.resumeTracedLocked(int(data))
+			target.resumeTracedLocked(int(data), nil)
 			// A real parent in the tracer's own process may now report
 			// the group stop its tracing hid.
 			t.tg.wakeWaitersLocked()
 		default:
 			target.traceReport = 0
-			target.resumeTracedLocked(int(data))
+			target.resumeTracedLocked(int(data), nil)
 			target.takeTraceStopLocked(t)
 		}
 		return nil

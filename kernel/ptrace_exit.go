@@ -30,8 +30,8 @@ import (
 //
 // The zombies it detaches are released once its section is over, or,
 // under a plan with seed 001's change, put on dead for exit_notify to
-// release.
-func (t *Task) exitPtrace(dead *deadList) {
+// release. The exits it starts join q.
+func (t *Task) exitPtrace(dead *deadList, q *exitQueue) {
 	p := t.k.plan
 	if t.nrTracees.Load() == 0 && !p.TakesExitPtrace() {
 		return
@@ -39,7 +39,7 @@ func (t *Task) exitPtrace(dead *deadList) {
 	// A plan's table lock: exit_ptrace detaches under it.
 	p.Lock(plan.ExitPtrace)
 	var released deadList
-	t.detachTracees(&released)
+	t.detachTracees(&released, q)
 	p.Unlock(plan.ExitPtrace)
 	if p.Has(plan.ReleaseTraceesInReaper) {
 		dead.threads = append(dead.threads, released.threads...)
@@ -49,8 +49,9 @@ func (t *Task) exitPtrace(dead *deadList) {
 	released.release()
 }
 
-// detachTracees is exitPtrace's work; the zombies to release go on dead.
-func (t *Task) detachTracees(dead *deadList) {
+// detachTracees is exitPtrace's work; the zombies to release go on dead,
+// the exits it starts on q.
+func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 	if t.nrTracees.Load() == 0 {
 		return
 	}
@@ -91,7 +92,7 @@ func (t *Task) detachTracees(dead *deadList) {
 			if unreported[i] && c.traceStopSignal {
 				sig = int(c.traceStop)
 			}
-			c.resumeTracedLocked(sig)
+			c.resumeTracedLocked(sig, &b)
 		default:
 			c.nextTraceEventLocked()
 		}
@@ -101,7 +102,7 @@ func (t *Task) detachTracees(dead *deadList) {
 			ctg.reapIfParentIgnores(dead)
 		}
 	}
-	b.run(t.k)
+	q.push(b)
 	for _, c := range zombies {
 		c.handOffTraced(dead)
 	}
@@ -199,10 +200,10 @@ func (t *Task) notifyTracer() bool {
 	}
 	t.traceZombie = true
 	t.traceReport = 0
-	// A traced thread's exit signal is SIGCHLD; the tracer's disposition
-	// does not reap it (do_notify_parent's autoreap is for untraced
-	// tasks).
-	ttg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+	// A traced thread's exit signal is SIGCHLD, sent to the tracer
+	// thread; the tracer's disposition does not reap it
+	// (do_notify_parent's autoreap is for untraced tasks).
+	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
 	ttg.wakeWaitersLocked()
 	return false
 }
@@ -242,7 +243,12 @@ func (t *Task) releaseExitLocked() {
 		t.exitHeld = false
 		t.traceStop = 0
 		t.tg.wakeStoppedLocked()
-		t.tg.k.goAsync(t.exitNotify)
+		k := t.tg.k
+		k.goAsync(func() {
+			var q exitQueue
+			t.exitNotify(&q)
+			q.drain(k)
+		})
 	}
 }
 

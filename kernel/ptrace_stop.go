@@ -48,6 +48,12 @@ func (t *Task) nextTraceEventLocked() {
 			tg.participateLocked() // it stops with its process, untraced
 		}
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		if tg.stopPending != 0 {
+			// A stop signal its tracer passed on is being acted on:
+			// do_signal_stop runs before get_signal dequeues the next
+			// signal, so the kept ones wait for it (doSignalStop).
+			return
+		}
 		pending := t.tracePending
 		t.tracePending = 0
 		for pending != 0 {
@@ -122,7 +128,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	case t.groupStopOwed:
 		// do_signal_stop of a traced thread: it takes part in the group
 		// stop through a trap (do_jobctl_trap).
-		t.groupStopOwed = false
+		t.groupStopOwed, t.stopDequeued = false, false // task_participate_group_stop
 		tg.participateLocked()
 		code = tg.stopSig
 		if t.ptraceSeized {
@@ -136,6 +142,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		sig := nextSignal(t.tracePending)
 		t.tracePending &^= sigBit(sig)
 		code, signal = int32(sig), true
+		t.stopDequeued = true
 	default:
 		return
 	}
@@ -167,34 +174,37 @@ func (t *Task) eventStopCodeLocked() int32 {
 // +checklocks:tg.mu
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
 	tracee.traceReport = code
-	tg.sendChildStopSignalLocked()
+	tg.sendChildStopSignalLocked(tracee.tracer.Load())
 	tg.wakeWaitersLocked()
 }
 
 // sendChildStopSignalLocked sends SIGCHLD for a child's or tracee's stop
-// or continue, unless the process ignores SIGCHLD or set SA_NOCLDSTOP.
+// or continue to to, the parent or tracer thread, which takes it if it
+// wants it (do_notify_parent_cldstop sends to tsk->parent or the leader's
+// real_parent), unless the process ignores SIGCHLD or set SA_NOCLDSTOP.
 //
-// Preconditions: tg.mu is held.
+// Preconditions: tg.mu is held; to is a thread of tg.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) sendChildStopSignalLocked() {
+func (tg *ThreadGroup) sendChildStopSignalLocked(to *Task) {
 	act := tg.sighand.Load().action(int(unix.SIGCHLD))
 	if act.Handler == SigIgn || act.Flags&SaNoCldStop != 0 {
 		return
 	}
-	tg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+	tg.sendSignalViaLocked(to, int(unix.SIGCHLD), false, nil)
 }
 
 // resumeTracedLocked ends a ptrace stop (ptrace_resume, or the wake-up of
 // a detach): the signal sig the tracer passes, if the stop was a
 // signal-delivery stop, is acted on as if it had been delivered (a trap
 // drops it); then the next stop the thread owes begins, or, once it is
-// untraced, its kept signals are acted on.
+// untraced, its kept signals are acted on. A fatal signal passed joins b
+// (nil: its exits run on a goroutine of their own).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) resumeTracedLocked(sig int) {
+func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 	tg := t.tg
 	if t.exitHeld {
 		t.releaseExitLocked() // its exit goes on; a signal passed is moot
@@ -203,11 +213,14 @@ func (t *Task) resumeTracedLocked(sig int) {
 	}
 	wasSignal := t.traceStopSignal
 	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
-	if sig != 0 && wasSignal {
+	stale := sigDefaultStops(sig) && !t.stopDequeued && tg.sighand.Load().action(sig).Handler == SigDfl
+	if sig != 0 && wasSignal && !stale {
 		// get_signal acts on it as the tracee's own: SIGKILL and
 		// SIGSTOP reach even an init (SIGNAL_UNKILLABLE spares only the
-		// signals it may catch).
-		tg.actOnSignalToLocked(t, sig, true, nil)
+		// signals it may catch). A default-action stop signal does
+		// nothing once a SIGCONT has cleared JOBCTL_STOP_DEQUEUED
+		// (do_signal_stop).
+		tg.actOnSignalToLocked(t, sig, true, b)
 	}
 	t.nextTraceEventLocked()
 	tg.wakeStoppedLocked()

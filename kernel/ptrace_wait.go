@@ -190,13 +190,30 @@ func (c *Task) exitStatusForTracer() int32 {
 // +checklocks:t.tg.mu
 func (t *Task) anyTraceeLocked(sel waitSelector, opts int) bool {
 	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
-		// A zombie counts only for a wait for exits (wait_task_zombie
-		// returns before notask_error is cleared).
-		if t.traceeMatchesLocked(c, sel, opts) && (!c.traceZombie || opts&unix.WEXITED != 0) {
+		if t.traceeMatchesLocked(c, sel, opts) && t.traceeCountsLocked(c, opts) {
 			return true
 		}
 	}
 	return false
+}
+
+// traceeCountsLocked reports whether tracee c keeps a wait with opts from
+// failing with ECHILD (wait_consider_task with ptrace set): a live one
+// does; one with an exit state, whether it waits for the tracer or for a
+// real parent in the tracer's process, only for WEXITED, since
+// wait_task_zombie returns before notask_error is cleared, or for
+// WCONTINUED while it is a leader whose live threads keep it from being
+// reported (delay_group_leader).
+//
+// Preconditions: t.tg.mu is held; c is on its tracee list.
+//
+// +checklocks:t.tg.mu
+func (t *Task) traceeCountsLocked(c *Task, opts int) bool {
+	if c.state.Load() < taskZombie || opts&unix.WEXITED != 0 {
+		return true
+	}
+	delayed := c == c.tg.leader.Load() && !c.traceZombie && c.tg.exitState.Load() == procAlive
+	return delayed && opts&unix.WCONTINUED != 0
 }
 
 // unlinkTraceeLocked is unlinkTracerLocked for a tracee of one of tg's

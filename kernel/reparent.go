@@ -7,12 +7,13 @@ import (
 )
 
 // forgetOriginalParent hands an exiting thread's children to a new reaper
-// (forget_original_parent, B8, B9); children it finds dead go on dead. It
-// reports zap when the thread is its namespace's last init thread: the
-// caller zaps the namespace (zapPIDNamespace) and the exit resumes once it
-// is empty. It reports zombie when the thread already became a zombie
-// with its children's move (adoptByNewReaper).
-func (father *Task) forgetOriginalParent(dead *deadList) (zap, zombie bool) {
+// (forget_original_parent, B8, B9); children it finds dead go on dead,
+// the exits it starts on q. It reports zap when the thread is its
+// namespace's last init thread: the caller zaps the namespace
+// (zapPIDNamespace) and the exit resumes once it is empty. It reports
+// zombie when the thread already became a zombie with its children's move
+// (adoptByNewReaper).
+func (father *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zombie bool) {
 	tg := father.tg
 	ns := tg.ns
 	// The process lock guards the children lists of its threads and the
@@ -34,11 +35,11 @@ func (father *Task) forgetOriginalParent(dead *deadList) (zap, zombie bool) {
 	if alive := tg.findAliveThreadLocked(); alive != nil {
 		moved := tg.moveChildrenWithinLocked(father, alive)
 		tg.mu.Unlock()
-		deliverPdeathSignals(father, moved)
+		deliverPdeathSignals(father, moved, q)
 		return false, false
 	}
 	tg.mu.Unlock()
-	return false, father.adoptByNewReaper(dead)
+	return false, father.adoptByNewReaper(dead, q)
 }
 
 // adoptByNewReaper moves the children of an exiting thread whose process
@@ -56,7 +57,7 @@ func (father *Task) forgetOriginalParent(dead *deadList) (zap, zombie bool) {
 //
 // +checklocksignore: lockNewReaper returns holding a lock it chooses at
 // run time; lockstat checks the order.
-func (father *Task) adoptByNewReaper(dead *deadList) (zombie bool) {
+func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool) {
 	tg := father.tg
 	var moved []*ThreadGroup
 	autoreap, across := false, false
@@ -75,12 +76,12 @@ func (father *Task) adoptByNewReaper(dead *deadList) (zombie bool) {
 		tg.mu.Unlock()
 		rtg.mu.Unlock()
 	}
-	deliverPdeathSignals(father, moved)
+	deliverPdeathSignals(father, moved, q)
 	if across {
 		// reparent_leader: each child's group may have lost its last
 		// link to the rest of the session.
 		for _, c := range moved {
-			killOrphanedPgrp(c, tg, nil)
+			killOrphanedPgrp(c, tg, nil, q)
 		}
 	}
 	if autoreap {
@@ -224,31 +225,30 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 }
 
 // deliverPdeathSignals sends each moved child's threads' parent-death
-// signals, as the exiting father (B9), with kill's permission check.
-func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
+// signals, as the exiting father (B9), with kill's permission check. Each
+// goes to the process through the thread that asked for it, which takes it
+// if it wants it (forget_original_parent's group_send_sig_info to t): a
+// traced one stops for it. The exits it starts join q.
+func deliverPdeathSignals(father *Task, moved []*ThreadGroup, q *exitQueue) {
 	var b exitBatch
 	for _, c := range moved {
-		var sigs []int
 		// The child's lock guards its thread list.
 		c.mu.Lock()
 		for t := c.threads.head; t != nil; t = t.threadLink.next {
 			if sig := int(t.pdeathSignal.Load()); sig != 0 && killPermitted(father, t, sig) {
-				sigs = append(sigs, sig)
+				c.sendSignalViaLocked(t, sig, father.forcesOn(c), &b)
 			}
-		}
-		for _, sig := range sigs {
-			c.sendSignalLocked(sig, father.forcesOn(c), &b)
 		}
 		c.mu.Unlock()
 	}
-	b.run(father.k)
+	q.push(b)
 }
 
 // zapPIDNamespace is zap_pid_ns_processes, run by a namespace init's last
 // thread (B11): allocation is disabled, init ignores SIGCHLD and reaps its
 // zombies, every other task of the namespace is killed, and the init's
 // exit resumes once the namespace holds no pid but its own.
-func (father *Task) zapPIDNamespace() {
+func (father *Task) zapPIDNamespace(q *exitQueue) {
 	tg := father.tg
 	ns := tg.ns
 	ns.alloc.Disable()
@@ -284,7 +284,7 @@ func (father *Task) zapPIDNamespace() {
 		return true
 	})
 	tg.k.plan.Unlock(plan.KillGroup)
-	b.run(tg.k)
+	q.push(b)
 	threshold := 1
 	if father != tg.leader.Load() {
 		threshold = 2

@@ -32,8 +32,12 @@ func defaultRLimits() rlimitTable {
 	return l
 }
 
-// Getrlimit returns one of the process's resource limits. Errors: EINVAL.
+// Getrlimit returns one of the process's resource limits. Errors: ESRCH
+// if the caller has exited; EINVAL for an unknown resource.
 func (t *Task) Getrlimit(resource int) (RLimit, error) {
+	if !t.alive() {
+		return RLimit{}, unix.ESRCH
+	}
 	if resource < 0 || resource >= nrLimits {
 		return RLimit{}, unix.EINVAL
 	}

@@ -66,15 +66,17 @@ func (t *Task) Semget(key int32, nsems, flags int) (int, error) {
 	return t.ipcNS.Load().Semget(t.semCaller(false), key, nsems, flags)
 }
 
-// Semop is semop(2). A blocked call ends with EINTR when ctx is done, the
-// task is killed, or a handled or stop signal interrupts it (ipc/sem.c
+// Semop is semop(2). A blocked call ends with EINTR when ctx (nil:
+// context.Background) is done, the task is killed, or a handled or stop signal interrupts it (ipc/sem.c
 // returns -EINTR, which is never restarted, even with SA_RESTART).
 func (t *Task) Semop(ctx context.Context, id int, ops []sem.Sembuf) error {
 	return t.Semtimedop(ctx, id, ops, nil)
 }
 
-// Semtimedop is semtimedop(2); a nil timeout waits without limit.
+// Semtimedop is semtimedop(2); a nil timeout waits without limit, and ctx
+// is as for Semop.
 func (t *Task) Semtimedop(ctx context.Context, id int, ops []sem.Sembuf, timeout *unix.Timespec) error {
+	ctx = orBackground(ctx)
 	if !t.alive() {
 		return unix.ESRCH
 	}

@@ -154,6 +154,11 @@ func (t *Task) takeLocked() int {
 		t.intr = nil
 		t.k.asyncDone()
 	}
+	if t.stopInCallOwed {
+		// Out of its wait queue: it takes part in the group stop.
+		t.stopInCallOwed = false
+		t.tg.participateLocked()
+	}
 	return sig
 }
 
@@ -221,9 +226,11 @@ func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error)
 // stop: a call that stopped its caller (a signal it sent itself, a stop
 // that interrupted it, exec's ptrace trap) returns to user space only once
 // the task runs again. Signals that arrive meanwhile are taken and
-// dropped. It returns early when the task is killed or ctx is done; an
-// exit its tracer holds at PTRACE_EVENT_EXIT ends only when released.
+// dropped. It returns early when the task is killed or ctx (nil:
+// context.Background) is done; an exit its tracer holds at
+// PTRACE_EVENT_EXIT ends only when released.
 func (t *Task) WaitRunnable(ctx context.Context) {
+	ctx = orBackground(ctx)
 	if t.waitExitRelease(ctx) {
 		return
 	}
@@ -242,4 +249,14 @@ func (t *Task) WaitRunnable(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// orBackground is the context a blocking call uses: ctx, or
+// context.Background when the caller passed nil (as net/http treats a nil
+// request context).
+func orBackground(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
 }

@@ -298,9 +298,8 @@ func TestSemopStopThenContinue_H10(t *testing.T) {
 	p := e.fork(e.init)
 	out := e.blockedSemop(p, id, sem.Sembuf{Num: 0, Op: -1})
 	e.kill(e.init, p, unix.SIGSTOP)
-	// The interrupt is counted by Quiesce until the sleeper takes it; the
-	// stop's report to the parent is not held back for it.
-	e.k.Quiesce()
+	// The stop's report to the parent waits for the sleeper to take the
+	// interrupt and leave the queue.
 	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
 	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 		t.Fatalf("GETNCNT of a stopped sleeper = %d, want 0", n)
@@ -321,5 +320,46 @@ func TestSemopStopThenContinue_H10(t *testing.T) {
 		t.Fatalf("killed semop = %v, want EINTR", err)
 	}
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// TestGroupStopWaitsForSleepersToLeave_do_signal_stop: a group stop wakes
+// every thread asleep in an interruptible call, not only the one that
+// took the stop signal (do_signal_stop's signal_wake_up of each thread),
+// and the parent hears of the stop only once each has left its call's
+// queue: a parent that does not Quiesce and reads the semaphore's sleeper
+// count as soon as its wait reports the stop sees none (s33).
+func TestGroupStopWaitsForSleepersToLeave_do_signal_stop(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		p := e.fork(e.init)
+		sleepers := []*Task{p}
+		if i%2 == 1 {
+			sleepers = append(sleepers, e.thread(p)) // the leader takes the signal
+		}
+		var outs []<-chan semOut
+		for _, s := range sleepers {
+			outs = append(outs, e.blockedSemop(s, id, sem.Sembuf{Num: 0, Op: -1}))
+		}
+		if err := e.init.Kill(p.Getpid(), int(unix.SIGSTOP)); err != nil {
+			t.Fatal(err)
+		}
+		e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+		if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
+			t.Fatalf("iteration %d: GETNCNT as the stop is reported = %d, want 0", i, n)
+		}
+		e.kill(e.init, p, unix.SIGCONT)
+		for _, out := range outs {
+			if err := e.semResult(out); !errors.Is(err, unix.EINTR) {
+				t.Fatalf("iteration %d: semop after the stop = %v, want EINTR", i, err)
+			}
+		}
+		e.exitGroup(p, 0)
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	}
 	e.settle()
 }

@@ -39,12 +39,18 @@ type SignalHandlers struct {
 	// mu serialises writers; readers load table without it.
 	mu    lockstat.Mutex
 	table atomic.Pointer[sigTable]
+	// users counts the processes that use the table (sighand->count,
+	// counted per process, since a process's threads always share its
+	// table): one from its creation, or its clone with CLONE_SIGHAND,
+	// until it is released or its exec gives it a table of its own.
+	users atomic.Int32
 }
 
 func newSignalHandlers(t *sigTable) *SignalHandlers {
 	sh := &SignalHandlers{}
 	sh.mu.Init(sighandClass, 0)
 	sh.table.Store(t)
+	sh.users.Store(1)
 	return sh
 }
 
@@ -111,8 +117,13 @@ func (t *Task) Sigaction(sig int, act SigAction) (SigAction, error) {
 	return t.tg.sighand.Load().set(sig, act), nil
 }
 
-// SigactionOf returns the current disposition of sig.
+// SigactionOf returns the current disposition of sig (rt_sigaction with
+// no new action). Errors: ESRCH if the caller has exited; EINVAL for an
+// invalid signal.
 func (t *Task) SigactionOf(sig int) (SigAction, error) {
+	if !t.alive() {
+		return SigAction{}, unix.ESRCH
+	}
 	if !validSignal(sig) {
 		return SigAction{}, unix.EINVAL
 	}
@@ -311,8 +322,8 @@ func (tg *ThreadGroup) killLocked(status int32, b *exitBatch) {
 		*b = append(*b, victims...)
 		return
 	}
-	k := tg.k
-	k.goAsync(func() { k.finishExits(victims) })
+	q := exitQueue{victims}
+	q.run(tg.k)
 }
 
 // exitBatch collects the threads that the fatal signals of one step mark
@@ -321,9 +332,45 @@ type exitBatch []*Task
 
 // run runs the batch's exits, in order, on a goroutine of their own.
 func (b *exitBatch) run(k *Kernel) {
-	if victims := *b; len(victims) > 0 {
-		k.goAsync(func() { k.finishExits(victims) })
+	q := exitQueue{*b}
+	q.run(k)
+}
+
+// exitQueue holds, in order, the batches of exits that exits in progress
+// start: a parent-death signal, an orphaned group's SIGHUP, a tracer's
+// PTRACE_O_EXITKILL or a signal it leaves a tracee, a namespace's zap.
+// They run once the exits that started them, and the call those belong
+// to, are over, first in first out, so that their order against the rest
+// of the call (the handler flush of an exec whose killed leader had
+// children) and against the rest of the batch is fixed, and is the one the
+// reference model takes; Linux runs them whenever the killed tasks get a
+// CPU.
+type exitQueue []exitBatch
+
+// push queues a batch.
+func (q *exitQueue) push(b exitBatch) {
+	if len(b) > 0 {
+		*q = append(*q, b)
 	}
+}
+
+// drain runs the queued batches, and those their exits queue, in order.
+func (q *exitQueue) drain(k *Kernel) {
+	for len(*q) > 0 {
+		b := (*q)[0]
+		*q = (*q)[1:]
+		k.finishExits(b, q)
+	}
+}
+
+// run drains the queue on a goroutine of its own, counted by Quiesce.
+func (q *exitQueue) run(k *Kernel) {
+	if len(*q) == 0 {
+		return
+	}
+	rest := *q
+	*q = nil
+	k.goAsync(func() { rest.drain(k) })
 }
 
 // killPermitted is check_kill_permission for a signal a task sends: within

@@ -6,13 +6,15 @@ import (
 
 // Job control: group stops, continues, and what wait reports of them
 // (kernel/signal.c do_signal_stop, prepare_signal, do_notify_parent_cldstop;
-// C10). A process stops as a whole: every untraced thread of it at once;
-// a traced thread takes part through a trap its tracer hears of
-// (ptrace_stop.go), and runs on once the tracer resumes it. A
-// default-action stop signal is acted on soon after it is sent, on a
-// goroutine of its own, as Linux's target acts on it when it next runs;
-// Kernel.Quiesce waits for it. A stop or a continue is then reported to
-// the parent: the child goes on its parent thread's job queue, which wait
+// C10). A process stops as a whole: every untraced thread of it at once,
+// except that one asleep in an interruptible call takes part once the
+// call has taken the stop's interrupt and left its queue; a traced thread
+// takes part through a trap its tracer hears of (ptrace_stop.go), and runs
+// on once the tracer resumes it. A default-action stop signal is acted on
+// soon after it is sent, on a goroutine of its own, as Linux's target
+// acts on it when it next runs; Kernel.Quiesce waits for it. A stop, once
+// every thread has taken part, or a continue is then reported to the
+// parent: the child goes on its parent thread's job queue, which wait
 // scans together with the zombies, in children-list order.
 
 // queueStopLocked records a default-action stop signal (sig_kernel_stop)
@@ -55,14 +57,31 @@ func (tg *ThreadGroup) doSignalStop() {
 		}
 		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
 		tg.continued.Store(false)
-		tg.stopWaiting = tg.trapTracedForStopLocked()
+		tg.stopWaiting = tg.trapTracedForStopLocked() + tg.interruptSleepersForStopLocked(sig)
 		stopped = tg.stopWaiting == 0
 	}
+	tg.actOnKeptSignalsLocked()
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
 	g.mu.RUnlock()
 	if stopped {
 		tg.notifyParentJobctl()
+	}
+}
+
+// actOnKeptSignalsLocked acts on the signals that untraced threads kept
+// from their tracers while a stop was pending (nextTraceEventLocked): a
+// fatal one waits, with the process stopped, for SIGCONT.
+//
+// Preconditions: tg.mu is held; no stop is pending.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) actOnKeptSignalsLocked() {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.tracePending != 0 && t.tracer.Load() == nil {
+			t.nextTraceEventLocked()
+		}
 	}
 }
 
@@ -87,9 +106,32 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 	return n
 }
 
-// participateLocked counts a traced thread's part in the group stop
-// (task_participate_group_stop): the last one completes the stop, and
-// the parent hears of it.
+// interruptSleepersForStopLocked wakes every untraced thread of a process
+// that has just stopped from the interruptible call it sleeps in
+// (do_signal_stop's signal_wake_up of each thread) and returns how many
+// it woke: each takes part in the stop once its call has taken the
+// interrupt (sigintr.go), so the parent hears of the stop only after the
+// sleepers have left their wait queues, as on Linux.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
+	n := int32(0)
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.intrArmed && t.tracer.Load() == nil && t.state.Load() == taskRunning {
+			t.stopInCallOwed = true
+			n++
+			t.interruptLocked(sig)
+		}
+	}
+	return n
+}
+
+// participateLocked counts the part in the group stop of a traced thread
+// or of one woken from an interruptible call (task_participate_group_stop):
+// the last one completes the stop, and the parent hears of it.
 //
 // Preconditions: tg.mu is held.
 //
@@ -118,7 +160,9 @@ func (tg *ThreadGroup) participateLocked() {
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending, tg.stopWaiting = 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		t.groupStopOwed = false
+		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
+		// JOBCTL_STOP_DEQUEUED with it.
+		t.groupStopOwed, t.stopInCallOwed, t.stopDequeued = false, false, false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.notifyOwed = true
 			if t.listening {
@@ -168,6 +212,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 		}
 		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		t.stopInCallOwed = false
 	}
 	tg.wakeStoppedLocked()
 }
@@ -243,7 +288,7 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	hidden := tg.stopped && !tg.stopReportableTo(ptg)
 	tg.mu.Unlock()
 	if event && !hidden {
-		ptg.sendChildStopSignalLocked()
+		ptg.sendChildStopSignalLocked(tg.parent.Load())
 	}
 	ptg.wakeWaitersLocked()
 	ptg.mu.Unlock()
@@ -333,13 +378,14 @@ func (g *ProcessGroup) hasStoppedLocked() bool {
 // becomes orphaned because outside — tg's parent, which is leaving it as
 // tg exits (ignored is then tg), or tg's old parent, which just handed tg
 // to a reaper — was in another group of the same session, and a member of
-// g is stopped, every member is sent SIGHUP and then SIGCONT.
-func killOrphanedPgrp(tg, outside, ignored *ThreadGroup) {
+// g is stopped, every member is sent SIGHUP and then SIGCONT. The exits
+// that starts join q.
+func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 	if outside == nil {
 		return
 	}
 	var b exitBatch
-	defer b.run(tg.k)
+	defer func() { q.push(b) }()
 	// The group's lock, for reading: the walk below needs its members
 	// fixed, and exits of processes of one group check it side by side.
 	g := tg.rlockPgrpOf()

@@ -277,9 +277,10 @@ func TestStressWaitVsReparent(t *testing.T) {
 				if r.Status != 5<<8 {
 					t.Fatalf("iteration %d: old parent got status %#x, want 5<<8", i, uint32(r.Status))
 				}
-			} else if werr != nil && !isOneOf(werr, unix.EINTR, unix.ECHILD) || werr == nil && r.Pid != 0 {
-				// A killed waiter gets EINTR, or ECHILD when the zombie
-				// was already reaped by the new parent.
+			} else if werr != nil && !isOneOf(werr, unix.EINTR, unix.ECHILD, unix.ESRCH) || werr == nil && r.Pid != 0 {
+				// A waiter killed in the call gets EINTR, one killed
+				// before it ESRCH, or ECHILD when the zombie was already
+				// reaped by the new parent.
 				t.Fatalf("iteration %d: old parent's wait: %+v, %v", i, r, werr)
 			}
 			if st, ok := byReaper[cpid]; ok {

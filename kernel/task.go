@@ -177,6 +177,19 @@ type Task struct {
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
 	exitHeld bool
+	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
+	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
+	// process or its part in a group stop. A stop signal its tracer
+	// passes on resuming it stops the process only while it is set
+	// (do_signal_stop): a SIGCONT in between wins.
+	// +checklocks:tg.mu
+	stopDequeued bool
+	// stopInCallOwed is JOBCTL_STOP_PENDING of an untraced thread that
+	// was asleep in an interruptible call when its process stopped: it
+	// takes part in the group stop once the call has taken the stop's
+	// interrupt and so left its wait queue.
+	// +checklocks:tg.mu
+	stopInCallOwed bool
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
@@ -191,8 +204,6 @@ type ThreadGroup struct {
 	serial uint64
 	// ns is the pid namespace the process lives in (its innermost level).
 	ns *PIDNamespace
-	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
-	unkillable bool
 	// sighand is the signal handler table, shared with CLONE_SIGHAND;
 	// exec gives the process a private one (unshare_sighand).
 	sighand atomic.Pointer[SignalHandlers]
@@ -205,6 +216,8 @@ type ThreadGroup struct {
 	// liveThreads counts threads not yet exiting (signal->live).
 	// +checklocks:mu
 	liveThreads int
+	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
+	unkillable bool
 	// zapping is set while the process, a namespace init, is killing its
 	// namespace (zap_pid_ns_processes): its zombie children are reaped at
 	// once.
@@ -243,9 +256,10 @@ type ThreadGroup struct {
 	stopCode int32
 	// +checklocks:mu
 	stopSig int32
-	// stopWaiting counts the traced threads that have yet to take part
-	// in the group stop in effect (group_stop_count): the parent hears of
-	// the stop once it reaches zero.
+	// stopWaiting counts the threads, traced ones and ones woken from an
+	// interruptible call, that have yet to take part in the group stop in
+	// effect (group_stop_count): the parent hears of the stop once it
+	// reaches zero.
 	// +checklocks:mu
 	stopWaiting int32
 	continued   atomic.Bool
@@ -289,6 +303,11 @@ type ThreadGroup struct {
 	// nrTraced counts this process's threads that are traced, so that a
 	// signal to a process with none skips looking for a tracee thread.
 	nrTraced atomic.Int32
+	// mm is the address space the process's threads share with other
+	// processes made with CLONE_VM (vfork included) until each execs or
+	// its last thread exits; nil while nobody else has shared it, and
+	// once let go.
+	mm atomic.Pointer[addressSpace]
 	// execTask is the thread whose exec is killing the others
 	// (group_exec_task); execWait, when not nil, is closed when one of
 	// them becomes a zombie or is released.
@@ -326,6 +345,12 @@ type ThreadGroup struct {
 }
 
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
+
+// initLock sets up the process lock, keyed for lockstat by its serial:
+// process locks nest in increasing serial (doc.go). The key is the serial
+// plus one, since lockstat keeps key 0 for locks that never nest and the
+// idle task's process has serial 0.
+func (tg *ThreadGroup) initLock() { tg.mu.Init(threadGroupClass, tg.serial+1) }
 
 // waitClass returns the wait class of a child with exit signal sig.
 func waitClass(sig int32) int {

@@ -99,3 +99,42 @@ func TestUnshareChecksBeforeNamespaces(t *testing.T) {
 	e.reap(e.init, r.Getpid(), 0, r.Getpid(), exited(0))
 	e.settle()
 }
+
+// TestUnshareVMSharedAddressSpace_current_is_single_threaded: CLONE_VM
+// fails while another process shares the caller's address space (a
+// CLONE_VM child without CLONE_SIGHAND, a vfork child) until that process
+// execs or exits: exit_mm lets it go before the zombie is reaped (a65).
+func TestUnshareVMSharedAddressSpace_current_is_single_threaded(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	s := e.clone(p, unix.CLONE_VM, unix.SIGCHLD)
+	errIs(t, "unshare(CLONE_VM) by the parent", p.Unshare(unix.CLONE_VM), unix.EINVAL)
+	errIs(t, "unshare(CLONE_VM) by the sharer", s.Unshare(unix.CLONE_VM), unix.EINVAL)
+	errIs(t, "unshare(CLONE_SIGHAND) beside a sharer of the mm only", p.Unshare(unix.CLONE_SIGHAND), nil)
+	e.exit(s, 0)
+	e.check()
+	errIs(t, "unshare(CLONE_VM) beside a zombie sharer", p.Unshare(unix.CLONE_VM), nil)
+	e.reap(p, s.Getpid(), 0, s.Getpid(), exited(0))
+
+	// A vfork child shares its parent's address space until it execs.
+	out := make(chan error, 1)
+	go func() {
+		_, err := p.Clone(CloneArgs{Flags: unix.CLONE_VM | unix.CLONE_VFORK, ExitSignal: int(unix.SIGCHLD)})
+		out <- err
+	}()
+	var v *Task
+	e.eventually("the vfork child", func() bool {
+		v = e.k.RootNamespace().Lookup(p.PIDIn(e.k.RootNamespace()) + 2)
+		return v != nil
+	})
+	errIs(t, "unshare(CLONE_VM) by a vfork child", v.Unshare(unix.CLONE_VM), unix.EINVAL)
+	errIs(t, "execve of the vfork child", v.Execve(), nil)
+	errIs(t, "the vfork", <-out, nil)
+	errIs(t, "unshare(CLONE_VM) by the child after exec", v.Unshare(unix.CLONE_VM), nil)
+	errIs(t, "unshare(CLONE_VM) by the parent after exec", p.Unshare(unix.CLONE_VM), nil)
+	e.exit(v, 0)
+	e.reap(p, v.Getpid(), 0, v.Getpid(), exited(0))
+	e.exit(p, 0)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.settle()
+}

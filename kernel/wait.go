@@ -42,9 +42,13 @@ type waitSelector struct {
 // Wait4 is wait4(2) without rusage (C1, C2, C4–C9): pid -1 waits for any
 // child, < -1 for process group -pid, 0 for the caller's process group,
 // > 0 for that process. A blocking wait ends with EINTR when ctx is done
-// or the caller is killed. Errors: EINVAL for unknown options (WNOWAIT
+// or the caller is killed; a nil ctx is context.Background. Errors: ESRCH
+// if the caller has exited; EINVAL for unknown options (WNOWAIT
 // included), ESRCH for INT_MIN, ECHILD when no child matches.
 func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, error) {
+	if !t.alive() {
+		return WaitResult{}, unix.ESRCH
+	}
 	const valid = unix.WNOHANG | unix.WUNTRACED | unix.WCONTINUED | unix.WNOTHREAD | unix.WCLONE | unix.WALL
 	if options&^valid != 0 {
 		return WaitResult{}, unix.EINVAL
@@ -68,8 +72,12 @@ func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, err
 
 // Waitid is waitid(2) (C3): idtype P_ALL, P_PID or P_PGID (id 0: the
 // caller's group); options must include one of WEXITED, WSTOPPED,
-// WCONTINUED. Errors as Wait4, plus EINVAL for a bad idtype or id.
+// WCONTINUED. ctx is as for Wait4. Errors as Wait4, plus EINVAL for a
+// bad idtype or id.
 func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitResult, error) {
+	if !t.alive() {
+		return WaitResult{}, unix.ESRCH
+	}
 	const valid = unix.WNOHANG | unix.WNOWAIT | unix.WEXITED | unix.WSTOPPED | unix.WCONTINUED |
 		unix.WNOTHREAD | unix.WCLONE | unix.WALL
 	if options&^valid != 0 || options&(unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED) == 0 {
@@ -110,6 +118,7 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // SA_RESTART then ends it with EINTR without a rescan, as handle_signal
 // runs before the restart would.
 func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResult, error) {
+	ctx = orBackground(ctx)
 	tg := t.tg
 	p := t.k.plan
 	t.arm() // the whole call is interruptible, its scans included
@@ -513,7 +522,9 @@ func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
 // anyEligibleLocked reports whether some child matches, ready or not; if
 // none does, the wait fails with ECHILD. A zombie counts only when the
 // wait asks for WEXITED: without it, wait_consider_task passes it over
-// without clearing ECHILD.
+// without clearing ECHILD. A child that a thread of the caller's process
+// traces counts as a tracee does (wait_consider_task's ptrace view of a
+// child not ptrace_reparented).
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -521,7 +532,7 @@ func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
 func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	tg := t.tg
 	zombiesCount := opts&unix.WEXITED != 0
-	if sel.all && opts&unix.WNOTHREAD == 0 {
+	if sel.all && opts&unix.WNOTHREAD == 0 && tg.tracees.head == nil {
 		for _, class := range classes(opts) {
 			n := tg.nrChildren[class]
 			if !zombiesCount {
@@ -536,14 +547,28 @@ func (t *Task) anyEligibleLocked(sel waitSelector, opts int) bool {
 	if !sel.all && !sel.pgrp {
 		c := sel.pid.publishedTask()
 		return c != nil && c.tg.leader.Load() == c && c.tg.exitState.Load() != procDead &&
-			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && counts(c.tg, opts)
+			c.tg.isChildOf(tg) && t.eligibleLocked(c.tg, sel, opts) && t.childCountsLocked(c.tg, opts)
 	}
 	for c := tg.children.head; c != nil; c = c.siblingLink.next {
-		if t.eligibleLocked(c, sel, opts) && counts(c, opts) {
+		if t.eligibleLocked(c, sel, opts) && t.childCountsLocked(c, opts) {
 			return true
 		}
 	}
 	return false
+}
+
+// childCountsLocked is counts for child c of the caller's process, or
+// traceeCountsLocked for its leader when a thread of that process traces
+// it.
+//
+// Preconditions: t.tg.mu is held; c is a child of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) childCountsLocked(c *ThreadGroup, opts int) bool {
+	if c.tracedFrom(t.tg) {
+		return t.traceeCountsLocked(c.leader.Load(), opts)
+	}
+	return counts(c, opts)
 }
 
 // counts reports whether child c keeps a wait with opts from failing with

@@ -211,6 +211,10 @@ type process struct {
 	exitCode              int
 	trapPending           bool
 	sigPrivate, sigShared uint64
+	// stopDequeued is JOBCTL_STOP_DEQUEUED: set by a signal-delivery
+	// stop (ptrace_signal), cleared by SIGCONT; a stop signal the tracer
+	// passes on stops the process only while it is set (do_signal_stop).
+	stopDequeued bool
 }
 
 // Model is the whole system.

@@ -119,7 +119,8 @@ func (m *Model) Ptrace(tid, request, nr int, addr, data uint64) error {
 // ptraceTraceme is ptrace_traceme (D1): no access check; a real parent
 // already exiting leaves the caller untraced without an error. The root
 // init's real parent on Linux is the idle task; it has none here, and the
-// call is refused.
+// call is refused (the kernel package links it to an idle task; the
+// state machine test never asks).
 func (m *Model) ptraceTraceme(t *task) error {
 	pr := t.proc
 	switch {

@@ -90,6 +90,7 @@ func (m *Model) ptraceRun(pr *process) {
 	}
 	if sig := dequeue(pr); sig != 0 {
 		m.hits["ptrace signal stop"]++
+		pr.stopDequeued = true
 		m.ptraceStop(pr, ptSignalStop, sig)
 	}
 }
@@ -116,11 +117,12 @@ func (m *Model) notifyCldstop(pp *process) {
 // ptraceResume ends a ptrace stop (ptrace_resume's wake-up, or the
 // tracee's own wake-up when it is detached): from a signal-delivery stop
 // the tracee goes on with exit_code as its signal (0: none), a trap
-// ignores it; then it runs on into get_signal.
+// ignores it, and so does do_signal_stop a stop signal once a SIGCONT has
+// come since the stop began; then it runs on into get_signal.
 func (m *Model) ptraceResume(pr *process) {
 	kind, code := pr.ptStop, pr.exitCode
 	pr.ptStop, pr.exitCode = ptRunning, 0
-	if kind == ptSignalStop && code != 0 {
+	if kind == ptSignalStop && code != 0 && !(m.signalAction(pr, code) == actStop && !pr.stopDequeued) {
 		m.hits["ptrace signal delivered"]++
 		m.takeSignal(pr, code)
 	}

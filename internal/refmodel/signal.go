@@ -22,6 +22,7 @@ func endJobControl(pr *process) {
 // got while stopped, synchronous ones first, lowest first.
 func (m *Model) cont(pr *process) {
 	pr.stopPending = 0
+	pr.stopDequeued = false
 	if !pr.stopped {
 		return
 	}

@@ -523,10 +523,12 @@ func (mt *machine) kernelInfo(kt *kernel.Task) TaskInfo {
 		IsLeader: kt.ThreadGroup().Leader() == kt, Subreaper: kt.PrctlGetChildSubreaper(),
 		Stopped: kt.Stopped(),
 	}
-	if prio, err := kt.Getpriority(unix.PRIO_PROCESS, 0); err == nil {
+	// An exited task makes no calls; a live thread of the root init
+	// sees every task not yet released, zombies included (F6).
+	if prio, err := mt.rootViewer().Getpriority(unix.PRIO_PROCESS, kt.PIDIn(root)); err == nil {
 		in.Nice = 20 - prio
 	}
-	in.Getsid, _ = kt.Getsid(0)
+	in.Getsid = kt.ThreadGroup().SessionID(ns)
 	for at := ns; at != nil; at = at.Parent() {
 		in.PIDs = append([]int{kt.PIDIn(at)}, in.PIDs...)
 	}
@@ -535,6 +537,18 @@ func (mt *machine) kernelInfo(kt *kernel.Task) TaskInfo {
 		in.PPid = p.TGIDIn(root)
 	}
 	return in
+}
+
+// rootViewer returns a live thread of the root init's process: there is
+// always one, since its last thread may not exit.
+func (mt *machine) rootViewer() *kernel.Task {
+	for _, kt := range mt.kt {
+		if kt.ThreadGroup() == mt.k.Init().ThreadGroup() && !kt.Exited() {
+			return kt
+		}
+	}
+	mt.t.Fatalf("the root init has no live thread")
+	return nil
 }
 
 // equalInfo compares what both sides expose (the kernel does not show a

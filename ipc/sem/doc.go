@@ -11,7 +11,8 @@
 //
 // Errors are syscall.Errno values, so errors.Is(err, unix.EIDRM) works.
 // Blocking operations take a context.Context; its cancellation plays the
-// part of a signal and makes the call fail with EINTR.
+// part of a signal and makes the call fail with EINTR. A nil context is
+// context.Background.
 //
 // # Concurrency
 //

@@ -50,10 +50,10 @@ type Namespace struct {
 	nextIdx int
 }
 
-// NewNamespace returns an empty namespace with the given limits and
-// tasklist's own locking (the zero plan.SemLocking). It panics if a limit
-// is negative or above what Linux allows (SEMMNI 32768, SEMVMX and SEMAEM
-// 32767).
+// NewNamespace returns an empty namespace with the given limits, taken as
+// they are (a zero limit is zero; see Limits.WithDefaults), and tasklist's
+// own locking (the zero plan.SemLocking). It panics if Limits.Validate
+// refuses the limits: callers validate limits from outside.
 func NewNamespace(l Limits) *Namespace { return NewNamespaceLocking(l, plan.SemLocking{}) }
 
 // NewNamespaceLocking is [NewNamespace] with the locking design lk (see
@@ -63,9 +63,8 @@ func NewNamespace(l Limits) *Namespace { return NewNamespaceLocking(l, plan.SemL
 // queues) or NoRevalidate with PermUnderLock (a check made under the lock
 // has nothing to revalidate).
 func NewNamespaceLocking(l Limits, lk plan.SemLocking) *Namespace {
-	if l.SEMMSL < 0 || l.SEMMNS < 0 || l.SEMOPM < 0 || l.SEMMNI < 0 || l.SEMMNI > ipcmni ||
-		l.SEMVMX < 0 || l.SEMVMX > 32767 || l.SEMAEM < 0 || l.SEMAEM > 32767 {
-		panic(fmt.Sprintf("sem: invalid limits %+v", l))
+	if err := l.Validate(); err != nil {
+		panic(err)
 	}
 	if lk.WakeAll && !lk.SetLockOnly || lk.NoRevalidate && lk.PermUnderLock {
 		panic(fmt.Sprintf("sem: invalid locking %+v", lk))

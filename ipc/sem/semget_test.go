@@ -1,6 +1,8 @@
 package sem
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -154,4 +156,35 @@ func testH6Ipcperms(t *testing.T, lk plan.SemLocking) {
 	wantErr(t, "new owner", ns.Semop(ctx, userCaller(3000, 9), id, write), nil)
 	wantErr(t, "old owner is still the creator", ns.Semop(ctx, creator, id, write), nil)
 	wantErr(t, "group after IPC_SET", ns.Semop(ctx, userCaller(2000, 100), id, read), unix.EACCES)
+}
+
+// TestLimitsDefaultsAndValidate: WithDefaults fills each zero field with
+// Linux's default and leaves the others; Validate names the first field
+// out of range in an error wrapping EINVAL.
+func TestLimitsDefaultsAndValidate(t *testing.T) {
+	got := Limits{SEMMNI: 8, SEMVMX: 100}.WithDefaults()
+	want := DefaultLimits()
+	want.SEMMNI, want.SEMVMX = 8, 100
+	if got != want {
+		t.Fatalf("WithDefaults = %+v, want %+v", got, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Fatalf("Validate(%+v) = %v", got, err)
+	}
+	for _, tc := range []struct {
+		l     Limits
+		field string
+	}{
+		{Limits{SEMMSL: -1}, "SEMMSL"},
+		{Limits{SEMMNS: -1}, "SEMMNS"},
+		{Limits{SEMOPM: -1}, "SEMOPM"},
+		{Limits{SEMMNI: ipcmni + 1}, "SEMMNI"},
+		{Limits{SEMVMX: 32768}, "SEMVMX"},
+		{Limits{SEMAEM: 32768}, "SEMAEM"},
+	} {
+		err := tc.l.Validate()
+		if !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("Validate(%+v) = %v; want EINVAL naming %s", tc.l, err, tc.field)
+		}
+	}
 }

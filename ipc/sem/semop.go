@@ -27,7 +27,8 @@ import (
 // EFBIG; read permission (write if any Op is nonzero) missing → EACCES;
 // set removed → EIDRM; a result above SEMVMX or an adjustment outside
 // [-SEMAEM-1, SEMAEM] → ERANGE; would sleep with IPC_NOWAIT → EAGAIN. While
-// asleep: the set removed → EIDRM; ctx done → EINTR; and since the waker
+// asleep: the set removed → EIDRM; ctx done → EINTR (a nil ctx is
+// context.Background and is never done); and since the waker
 // re-evaluates the whole call, ERANGE or EAGAIN (a later operation with
 // IPC_NOWAIT that cannot proceed) are possible too.
 func (ns *Namespace) Semop(ctx context.Context, c Caller, id int, ops []Sembuf) error {
@@ -72,6 +73,9 @@ func (ns *Namespace) Semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 //
 // +checklocksignore: lock decides at run time which lock it holds.
 func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sembuf, deadline time.Time) error {
+	if ctx == nil {
+		ctx = context.Background() // as net/http treats a nil request context
+	}
 	maxNum, undos, alter := 0, false, false
 	for _, op := range ops {
 		maxNum = max(maxNum, int(op.Num))

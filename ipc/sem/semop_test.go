@@ -2,6 +2,7 @@ package sem
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -287,4 +288,38 @@ func TestGlobalModeHysteresis(t *testing.T) {
 	}
 	mustCtl(t, ns, c, id, 0, SETALL, Semun{Array: []uint16{0, 1000}})
 	wantErr(t, "complex sleeper", result(t, ch), nil)
+}
+
+// TestNilContextIsBackground: a nil context is context.Background for a
+// blocking semop and semtimedop: the call sleeps until a waker completes
+// it, and does not panic.
+func TestNilContextIsBackground(t *testing.T) {
+	var nilCtx context.Context // a caller that passes nil
+	ns := newNS(plan.SemLocking{})
+	c := rootCaller()
+	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
+	calls := map[string]func() error{
+		"Semop": func() error { return ns.Semop(nilCtx, c, id, []Sembuf{op(0, -1, 0)}) },
+		"Semtimedop": func() error {
+			return ns.Semtimedop(nilCtx, c, id, []Sembuf{op(0, -1, 0)}, &unix.Timespec{Sec: 3600})
+		},
+	}
+	for name, call := range calls {
+		ch := make(chan error, 1)
+		go func() {
+			defer func() {
+				if r := recover(); r != nil {
+					ch <- fmt.Errorf("panic: %v", r)
+				}
+			}()
+			ch <- call()
+		}()
+		waitCount(t, ns, id, 0, GETNCNT, 1)
+		if err := ns.Semop(context.Background(), c, id, []Sembuf{op(0, 1, 0)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := result(t, ch); err != nil {
+			t.Errorf("%s with a nil context: %v", name, err)
+		}
+	}
 }

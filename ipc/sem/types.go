@@ -1,6 +1,9 @@
 package sem
 
 import (
+	"fmt"
+	"math"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -47,6 +50,58 @@ func DefaultLimits() Limits {
 		SEMMNI: 32000,
 		SEMVMX: 32767,
 		SEMAEM: 32767,
+	}
+}
+
+// WithDefaults returns l with every zero field set to its value in
+// DefaultLimits, field by field: a Limits that sets only SEMMNI keeps
+// Linux's defaults for the rest. SEMMNS's default is the constant above,
+// not derived from the other fields.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits()
+	defaults := d.fields()
+	for i, f := range l.fields() {
+		if *f.val == 0 {
+			*f.val = *defaults[i].val
+		}
+	}
+	return l
+}
+
+// Validate returns nil if every limit is within what Linux allows, or an
+// error wrapping EINVAL that names the first field out of range: a
+// negative one, SEMMNI above 32768 (IPCMNI, as sem_check_semmni refuses),
+// SEMVMX or SEMAEM above 32767 (the ranges of a semaphore value and of an
+// adjustment in the kernel's types).
+func (l Limits) Validate() error {
+	for _, f := range l.fields() {
+		switch {
+		case *f.val < 0:
+			return fmt.Errorf("sem: %s = %d is negative: %w", f.name, *f.val, unix.EINVAL)
+		case *f.val > f.max:
+			return fmt.Errorf("sem: %s = %d is above %d: %w", f.name, *f.val, f.max, unix.EINVAL)
+		}
+	}
+	return nil
+}
+
+// limitField is one field of a Limits: its name, its address and its
+// largest value.
+type limitField struct {
+	name string
+	val  *int
+	max  int
+}
+
+// fields lists l's fields in declaration order.
+func (l *Limits) fields() []limitField {
+	return []limitField{
+		{"SEMMSL", &l.SEMMSL, math.MaxInt},
+		{"SEMMNS", &l.SEMMNS, math.MaxInt},
+		{"SEMOPM", &l.SEMOPM, math.MaxInt},
+		{"SEMMNI", &l.SEMMNI, ipcmni},
+		{"SEMVMX", &l.SEMVMX, 32767},
+		{"SEMAEM", &l.SEMAEM, 32767},
 	}
 }
 

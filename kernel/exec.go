@@ -11,8 +11,10 @@ import (
 // (self_exec_id) moves on, so its children's exit signals become SIGCHLD
 // (B7); signal handlers return to SIG_DFL, SIG_IGN aside, with no flags
 // (flush_signal_handlers), in a table of the process's own
-// (unshare_sighand); and the process is marked as exec'd, which setpgid
-// by its parent refuses with EACCES (E1). The saved and filesystem ids
+// (unshare_sighand); the process's exit signal becomes SIGCHLD, whichever
+// thread execs, so a child cloned with another exit signal is waited for
+// without __WCLONE from then on; and the process is marked as exec'd,
+// which setpgid by its parent refuses with EACCES (E1). The saved and filesystem ids
 // become the effective ones, and the process is dumpable again if its
 // real and effective ids agree.
 //
@@ -63,8 +65,8 @@ func (t *Task) Execve() error {
 	if err != nil {
 		return err
 	}
+	t.tg.resetExitSignal()
 	if old != nil {
-		t.tg.resetExitSignal()
 		old.untrace()
 		old.releaseResources() // release_task(leader), after the locks
 	}
@@ -92,9 +94,9 @@ func (t *Task) execTrap() {
 	tg.mu.Unlock()
 }
 
-// resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD": once a
-// non-leader has exec'd, the process notifies its parent with SIGCHLD and
-// is waited for without __WCLONE.
+// resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD", which every
+// exec reaches, by the leader or not: from then on the process notifies
+// its parent with SIGCHLD and is waited for without __WCLONE.
 func (tg *ThreadGroup) resetExitSignal() {
 	if tg.parent.Load() == nil {
 		return // the root init has no parent to notify

@@ -55,6 +55,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		return nil, unix.EAGAIN
 	}
 	child.user.Store(u)
+	// dup_task_struct copied the caller's flags before copy_process clears
+	// its PF_NPROC_EXCEEDED, once past the limit check.
+	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
 	undo := u.uncharge
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {

@@ -22,10 +22,17 @@ import (
 // group_exec_task and the SIGKILL each sibling gets): a sibling's clone
 // fails with EINTR, and a sibling's exit_group ends only that sibling.
 //
-// Errors: ESRCH if the caller has exited; EAGAIN when its process is
+// Errors: ESRCH if the caller has exited; EAGAIN when a set*uid left the
+// caller over its RLIMIT_NPROC and its user still is, when its process is
 // already exiting or another thread's exec is under way; EINTR when the
 // caller is killed meanwhile (its exit is then under way).
 func (t *Task) Execve() error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	if err := t.checkNprocAtExec(); err != nil {
+		return err
+	}
 	tg := t.tg
 	var victims []*Task
 	for {

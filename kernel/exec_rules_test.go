@@ -31,3 +31,88 @@ func TestDeThreadResetsLeaderExitSignal_B7(t *testing.T) {
 	e.reap(e.init, -1, 0, w.Getpid(), exited(0))
 	e.settle()
 }
+
+// setNproc sets t's RLIMIT_NPROC soft limit, keeping the hard one.
+func (e *lcEnv) setNproc(t *Task, soft uint64) {
+	e.t.Helper()
+	if err := t.Setrlimit(unix.RLIMIT_NPROC, RLimit{Cur: soft, Max: unix.RLIM_INFINITY}); err != nil {
+		e.t.Fatalf("setrlimit(RLIMIT_NPROC, %d): %v", soft, err)
+	}
+}
+
+// forkAs forks a child of init and moves it to uid.
+func (e *lcEnv) forkAs(uid int) *Task {
+	e.t.Helper()
+	c := e.fork(e.init)
+	if err := c.Setuid(uid); err != nil {
+		e.t.Fatalf("setuid(%d): %v", uid, err)
+	}
+	return c
+}
+
+// set_user's flag_nproc_exceeded marks a task whose new real uid already
+// has more tasks than its RLIMIT_NPROC, counted before the task joins
+// them; do_execveat_common then fails with EAGAIN while the user is still
+// over the limit (zombies count until released) and clears the mark once
+// it is not (A7; corpus a57, a58).
+func TestExecRechecksNprocAfterSetuid_A7(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	x := e.forkAs(1000)
+	// One other task, limit 1: not over, not marked.
+	a := e.fork(e.init)
+	e.setNproc(a, 1)
+	noErr(t, "a.Setuid(1000)", a.Setuid(1000))
+	noErr(t, "a.Execve()", a.Execve())
+	// Two others: marked.
+	b := e.fork(e.init)
+	e.setNproc(b, 1)
+	noErr(t, "b.Setresuid(1000, -1, -1)", b.Setresuid(1000, -1, -1))
+	errIs(t, "exec while the user has 3 tasks", b.Execve(), unix.EAGAIN)
+	e.exit(x, 0)
+	errIs(t, "exec while a zombie still counts", b.Execve(), unix.EAGAIN)
+	e.reap(e.init, x.Getpid(), 0, x.Getpid(), exited(0))
+	errIs(t, "exec with 2 tasks for a limit of 1", b.Execve(), unix.EAGAIN)
+	e.exit(a, 0)
+	e.reap(e.init, a.Getpid(), 0, a.Getpid(), exited(0))
+	noErr(t, "b.Execve()", b.Execve())
+	// The mark is gone: over the limit again, exec still succeeds.
+	e.forkAs(1000)
+	e.forkAs(1000)
+	noErr(t, "b.Execve()", b.Execve())
+	e.check()
+}
+
+// A marked task's fork hands the mark to the child (dup_task_struct
+// copies the flags) and clears the caller's once past the limit check
+// (copy_process); a move back to uid 0 clears it too, as root is never
+// marked (A7; corpus a58, a59).
+func TestNprocMarkInheritedAndCleared_A7(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	e.forkAs(1001)
+	e.forkAs(1001)
+	b := e.fork(e.init)
+	e.setNproc(b, 1)
+	noErr(t, "b.Setresuid(1001, -1, -1)", b.Setresuid(1001, -1, -1))
+	e.setNproc(b, 100)
+	c := e.fork(b)
+	e.setNproc(b, 1)
+	e.setNproc(c, 1)
+	errIs(t, "exec by the marked parent's child", c.Execve(), unix.EAGAIN)
+	noErr(t, "b.Execve()", b.Execve())
+
+	d := e.fork(e.init)
+	e.setNproc(d, 1)
+	noErr(t, "d.Setresuid(1001, -1, -1)", d.Setresuid(1001, -1, -1))
+	errIs(t, "exec once marked", d.Execve(), unix.EAGAIN)
+	noErr(t, "d.Setresuid(0, -1, -1)", d.Setresuid(0, -1, -1))
+	noErr(t, "d.Execve()", d.Execve())
+	e.check()
+}
+
+func noErr(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+

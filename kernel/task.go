@@ -108,6 +108,11 @@ type Task struct {
 	// nsForChildren is the pid namespace new children are created in:
 	// the task's own, or the one made by unshare(CLONE_NEWPID).
 	nsForChildren atomic.Pointer[PIDNamespace]
+	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
+	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
+	// next execve fails with EAGAIN while it still is. A fork inherits
+	// it; a fork that passes the limit check clears the caller's.
+	nprocExceeded atomic.Bool
 	// user is the User of the task's real uid: the task is on its member
 	// list and charged to it for RLIMIT_NPROC. It changes only under
 	// that user's and the next one's locks.

@@ -27,6 +27,13 @@ func (m *Model) Execve(tid int) error {
 	if t == nil || t.state != running {
 		return unix.ESRCH
 	}
+	// do_execveat_common rechecks a task set*uid marked: EAGAIN while its
+	// user is still over its RLIMIT_NPROC, the mark cleared once not.
+	if t.nprocExceeded && uint64(m.nproc[t.creds.UID]) > t.proc.rlim[unix.RLIMIT_NPROC].Cur {
+		m.hits["exec over RLIMIT_NPROC"]++
+		return unix.EAGAIN
+	}
+	t.nprocExceeded = false
 	pr := t.proc
 	if pr.groupExit {
 		return unix.EAGAIN

@@ -116,9 +116,14 @@ func (tg *ThreadGroup) resetExitSignal() {
 }
 
 // deThread waits until the caller is its process's only thread but for a
-// zombie leader (de_thread's wait for notify_count), then takes over the
+// zombie leader (de_thread's wait for notify_count, which __exit_signal
+// counts down as each killed sibling is released), then takes over the
 // leader's place and does the rest of exec's process-wide work. It returns
 // the old leader, to be released by the caller, or nil.
+//
+// A sibling that is traced is released only once its tracer's wait has
+// reaped it, so the exec sleeps until then: killably, and visibly to
+// Sleeping, as the exec cannot go on before the tracer acts.
 func (t *Task) deThread() (*Task, error) {
 	tg := t.tg
 	for {
@@ -140,7 +145,9 @@ func (t *Task) deThread() (*Task, error) {
 			wake := tg.execWaitChanLocked()
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
+			t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
 			sleepUntil(wake, dying)
+			t.sleepingOn.Store(nil)
 			continue
 		}
 		var old *Task

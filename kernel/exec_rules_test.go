@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -116,3 +117,32 @@ func noErr(t *testing.T, what string, err error) {
 	}
 }
 
+// de_thread sleeps, killably, until every killed sibling is released
+// (notify_count, counted down in __exit_signal): a traced sibling only
+// when its tracer reaps it, which it sees exit with status 0. Until then
+// the exec is asleep, for runners to see (Sleeping), and returns once the
+// tracer's wait has reaped the sibling (corpus x16).
+func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	a := e.fork(e.init)
+	th := e.thread(a)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	done := make(chan error, 1)
+	go func() { done <- a.Execve() }()
+	e.eventually("the exec to sleep", a.Sleeping)
+	select {
+	case err := <-done:
+		t.Fatalf("exec returned %v before the tracer reaped the sibling", err)
+	default:
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
+	select {
+	case err := <-done:
+		noErr(t, "exec", err)
+	case <-time.After(lcTimeout):
+		t.Fatal("exec never completed after the sibling was reaped")
+	}
+	e.exit(a, 2)
+	e.reap(e.init, -1, unix.WALL, a.Getpid(), exited(2))
+	e.settle()
+}

@@ -234,6 +234,10 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		// tracer resumes it; refused by a thread already exiting.
 		if target.state.Load() == taskRunning && !target.killPending {
 			target.trapOwed = true
+			// ptrace_signal_wake_up sets the pending-signal flag: a
+			// sleep the tracee is in ends as for a stop (semop fails
+			// with EINTR; wait4 restarts once the trap is over).
+			target.interruptLocked(int(unix.SIGSTOP))
 			if target.listening {
 				target.retrapLocked(t) // it leaves LISTEN and traps again
 			}

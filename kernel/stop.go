@@ -55,6 +55,7 @@ func (tg *ThreadGroup) doSignalStop() {
 		}
 		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
 		tg.continued.Store(false)
+		tg.interruptThreadsLocked(sig)
 		tg.stopWaiting = tg.trapTracedForStopLocked()
 		stopped = tg.stopWaiting == 0
 	}
@@ -63,6 +64,24 @@ func (tg *ThreadGroup) doSignalStop() {
 	g.mu.Unlock()
 	if stopped {
 		tg.notifyParentJobctl()
+	}
+}
+
+// interruptThreadsLocked is do_signal_stop's wake-up of every other
+// thread that must stop (signal_wake_up, or ptrace_trap_notify for a
+// seized one): each sets the pending-signal flag, so a sleep a thread is
+// in ends as for a stop: semop fails with EINTR, wait4 restarts once the
+// process runs again.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) interruptThreadsLocked(sig int) {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.state.Load() == taskRunning {
+			t.interruptLocked(sig)
+		}
 	}
 }
 
@@ -106,8 +125,8 @@ func (tg *ThreadGroup) participateLocked() {
 
 // continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
 // no thread owes a group stop any more, a seized thread owes its tracer a
-// PTRACE_EVENT_STOP trap (ptrace_trap_notify; one listening in such a
-// trap takes it at once), and a stopped process runs
+// PTRACE_EVENT_STOP trap (ptrace_trap_notify, which interrupts a sleep it
+// is in; one listening in such a trap takes it at once), and a stopped process runs
 // again, owes its parent a continue report, and then acts on the fatal
 // signals it was sent while stopped, in next_signal's order.
 //
@@ -121,6 +140,9 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 		t.groupStopOwed = false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.notifyOwed = true
+			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
+			// a stop.
+			t.interruptLocked(int(unix.SIGSTOP))
 			if t.listening {
 				// PTRACE_LISTEN's wake-up: the trap ends and is taken
 				// again, with the new state.

@@ -1,0 +1,105 @@
+package kernel
+
+import (
+	"errors"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"tasklist/ipc/sem"
+)
+
+// Wake-ups that set a thread's pending-signal flag without a signal for
+// it to take (ptrace_signal_wake_up, do_signal_stop's signal_wake_up of
+// the other threads, ptrace_trap_notify): an interruptible sleep ends as
+// for a stop.
+
+// semSet makes a one-semaphore set owned by init.
+func (e *lcEnv) semSet() int {
+	e.t.Helper()
+	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// wantSemEINTR checks that a blocked semop left the queue (GETNCNT 0) and
+// then returns EINTR.
+func (e *lcEnv) wantSemEINTR(what string, id int, out <-chan semOut) {
+	e.t.Helper()
+	e.k.Quiesce()
+	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
+		e.t.Fatalf("%s: GETNCNT = %d, want 0: the sleeper is still queued", what, n)
+	}
+	if err := e.semResult(out); !errors.Is(err, unix.EINTR) {
+		e.t.Fatalf("%s: semop = %v, want EINTR", what, err)
+	}
+}
+
+// PTRACE_INTERRUPT's ptrace_signal_wake_up: a semop the tracee sleeps in
+// fails with EINTR (never restarted), returned once the tracer resumes it
+// from the trap (D6, H10; corpus d140).
+func TestPtraceInterruptBreaksSemop_H10(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	id := e.semSet()
+	a := e.fork(e.init)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0))
+	out := e.blockedSemop(a, id, sem.Sembuf{Num: 0, Op: -1})
+	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, a.Gettid(), 0, 0))
+	e.k.Quiesce()
+	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	e.reap(e.init, a.Gettid(), unix.WNOHANG, a.Gettid(), trap)
+	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
+		t.Fatalf("GETNCNT of a trapped tracee = %d, want 0", n)
+	}
+	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, a.Gettid(), 0, 0))
+	e.wantSemEINTR("after PTRACE_INTERRUPT", id, out)
+	e.kill(e.init, a, unix.SIGKILL)
+	e.reap(e.init, a.Getpid(), 0, a.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// do_signal_stop wakes every other thread of the stopping process with
+// signal_wake_up: a sibling asleep in semop leaves the queue, and fails
+// with EINTR once SIGCONT lets it run (H10; corpus h76).
+func TestGroupStopWakesSiblingSemop_H10(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	id := e.semSet()
+	a := e.fork(e.init)
+	th := e.thread(a)
+	out := e.blockedSemop(th, id, sem.Sembuf{Num: 0, Op: -1})
+	e.kill(e.init, a, unix.SIGSTOP)
+	e.k.Quiesce()
+	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
+		t.Fatalf("GETNCNT while the process is stopped = %d, want 0", n)
+	}
+	e.kill(e.init, a, unix.SIGCONT)
+	e.wantSemEINTR("after a group stop", id, out)
+	e.kill(e.init, a, unix.SIGKILL)
+	e.reap(e.init, a.Getpid(), 0, a.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// A SIGCONT to the process makes a seized thread owe a PTRACE_EVENT_STOP
+// trap (ptrace_trap_notify), whose signal_wake_up ends its semop with
+// EINTR (D6, H10; corpus h77).
+func TestTrapNotifyBreaksTraceeSemop_H10(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	id := e.semSet()
+	a := e.fork(e.init)
+	th := e.thread(a)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	out := e.blockedSemop(th, id, sem.Sembuf{Num: 0, Op: -1})
+	e.kill(e.init, a, unix.SIGCONT)
+	e.k.Quiesce()
+	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
+		t.Fatalf("GETNCNT of a thread owing a notify trap = %d, want 0", n)
+	}
+	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.wantSemEINTR("after a SIGCONT notify", id, out)
+	e.kill(e.init, a, unix.SIGKILL)
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), killed(unix.SIGKILL))
+	e.reap(e.init, a.Getpid(), 0, a.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}

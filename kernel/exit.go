@@ -322,7 +322,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		// the signal is not forced.
 		ptg.sendSignalLocked(sig, false, nil)
 	}
-	ptg.wakeWaitersLocked()
+	ptg.wakeWaitersLocked(tg.leader.Load())
 	if autoreap {
 		tg.exitState.Store(procDead)
 		tg.unlinkFromParentLocked(ptg)

@@ -271,7 +271,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 			target.resumeTracedLocked(int(data))
 			// A real parent in the tracer's own process may now report
 			// the group stop its tracing hid.
-			t.tg.wakeWaitersLocked()
+			t.tg.wakeWaitersLocked(target)
 		default:
 			target.traceReport = 0
 			target.resumeTracedLocked(int(data))

@@ -165,7 +165,7 @@ func (t *Task) notifyTracer() bool {
 	// does not reap it (do_notify_parent's autoreap is for untraced
 	// tasks).
 	ttg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
-	ttg.wakeWaitersLocked()
+	ttg.wakeWaitersLocked(t)
 	return false
 }
 

@@ -168,7 +168,7 @@ func (t *Task) eventStopCodeLocked() int32 {
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
 	tracee.traceReport = code
 	tg.sendChildStopSignalLocked()
-	tg.wakeWaitersLocked()
+	tg.wakeWaitersLocked(tracee)
 }
 
 // sendChildStopSignalLocked sends SIGCHLD for a child's or tracee's stop

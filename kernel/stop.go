@@ -267,7 +267,7 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	if event && !hidden {
 		ptg.sendChildStopSignalLocked()
 	}
-	ptg.wakeWaitersLocked()
+	ptg.wakeWaitersLocked(tg.leader.Load())
 	ptg.mu.Unlock()
 }
 

@@ -271,10 +271,11 @@ type ThreadGroup struct {
 	// ready queues.
 	// +checklocks:mu
 	nrZombies [2]int
-	// waitCh is closed and replaced to wake the process's waiters
-	// (wait_chldexit).
+	// waiters are the threads of the process asleep in wait4 or waitid
+	// (wait_chldexit), each woken only by news of a task it waits for
+	// (waitqueue.go).
 	// +checklocks:mu
-	waitCh chan struct{}
+	waiters []*childWait
 
 	isChildSubreaper  atomic.Bool
 	hasChildSubreaper atomic.Bool
@@ -448,31 +449,6 @@ func (t *Task) markKilledLocked() {
 		close(t.dying)
 	}
 	t.interruptLocked(int(unix.SIGKILL))
-}
-
-// wakeWaitersLocked wakes every thread waiting in wait4/waitid on tg
-// (__wake_up_parent).
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) wakeWaitersLocked() {
-	if tg.waitCh != nil {
-		close(tg.waitCh)
-		tg.waitCh = nil
-	}
-}
-
-// waitChanLocked returns the channel the next wake-up closes.
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) waitChanLocked() chan struct{} {
-	if tg.waitCh == nil {
-		tg.waitCh = make(chan struct{})
-	}
-	return tg.waitCh
 }
 
 // findAliveThreadLocked returns a thread of tg that is not exiting and can

@@ -111,6 +111,8 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 	tg := t.tg
 	t.arm() // the whole call is interruptible, its scans included
 	defer t.disarm()
+	w := &childWait{t: t, sel: sel, opts: opts}
+	defer tg.dequeueWaiter(w)
 	sig := 0            // an interrupting signal taken and not yet acted on
 	outForStop := false // the call left to stop and has not restarted
 	for {
@@ -193,7 +195,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0
 		}
-		wake := tg.waitChanLocked()
+		wake := tg.sleepChanLocked(w)
 		tg.mu.Unlock()
 		s, err := t.sleepIntr(ctx, wake)
 		if err != nil {

@@ -13,8 +13,8 @@ type named struct {
 	ref  int
 }
 
-// nameState is what a name stands for at run time. A name whose creating call failed is
-// known to the parser but names nothing; failedLine says which line failed.
+// nameState is what a name stands for at run time. A name whose creating call failed, or
+// was skipped, is known to the parser but names nothing; failedLine says which line that was.
 type nameState struct {
 	set        bool
 	ref        int
@@ -66,6 +66,7 @@ func (r *runner) call(st *stmt) {
 		if st.background {
 			r.started[st.actor] = false
 		}
+		r.bindNothing(st)
 		return
 	}
 	c := Call{Name: st.call, Args: args, Pos: st.callPos}
@@ -82,6 +83,7 @@ func (r *runner) join(st *stmt) {
 	delete(r.started, st.actor)
 	if !started {
 		r.fail(st.actorPos, "join %s: the background call on line %d did not run", st.actor, st.issued.line)
+		r.bindNothing(st.issued)
 		return
 	}
 	actor, _ := r.task(st.actor, st.actorPos) // it resolved when its call started
@@ -100,7 +102,7 @@ func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
 			r.names[issued.bind] = nameState{set: true, ref: int(res.NewSet)}
 			r.sets = append(r.sets, named{name: issued.bind, ref: int(res.NewSet)})
 		default:
-			r.names[issued.bind] = nameState{failedLine: issued.line, call: issued.call}
+			r.bindNothing(issued)
 		}
 	}
 	got := r.format(actor, res)
@@ -108,6 +110,14 @@ func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
 	r.check(issued, got)
 	if st != issued {
 		r.check(st, got)
+	}
+}
+
+// bindNothing records that the name st binds, if any, names nothing: st did not run, so the
+// name must not stand for whatever its zero value would (init).
+func (r *runner) bindNothing(st *stmt) {
+	if st.bind != "" {
+		r.names[st.bind] = nameState{failedLine: st.line, call: st.call}
 	}
 }
 

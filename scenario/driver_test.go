@@ -161,6 +161,37 @@ A.getpid() == A
 	}
 }
 
+// A name bound by a statement that was skipped, because a name it uses names nothing, names
+// nothing too: it must not stand for init, whose zero reference it would otherwise have.
+func TestRunSkippedCreation(t *testing.T) {
+	out, errOut, status, _ := run(t, `A = init.fork()
+A.setrlimit(RLIMIT_NPROC, 0) == 0
+B = A.fork() == EAGAIN
+C = B.fork()
+C.getpid()
+D = C.fork() &
+join C
+D.getpid()
+init.getpid() == init
+`)
+	wantOut := lines(
+		"1: A = init.fork() = A",
+		"2: A.setrlimit(RLIMIT_NPROC, 0) = 0",
+		"3: B = A.fork() = EAGAIN",
+		"9: init.getpid() = init",
+	)
+	wantErr := lines(
+		"t.scn:4:5: B names nothing: its fork on line 3 failed",
+		"t.scn:5:1: C names nothing: its fork on line 4 failed",
+		"t.scn:6:5: C names nothing: its fork on line 4 failed",
+		"t.scn:7:6: join C: the background call on line 6 did not run",
+		"t.scn:8:1: D names nothing: its fork on line 6 failed",
+	)
+	if out != wantOut || errOut != wantErr || status != 1 {
+		t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s", status, out, wantOut, errOut, wantErr)
+	}
+}
+
 func TestFormat(t *testing.T) {
 	b := newFakeBackend()
 	child := b.newTask(Init, false) // pid 2

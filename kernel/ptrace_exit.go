@@ -173,7 +173,10 @@ func (t *Task) notifyTracer() bool {
 // thread whose tracer asked for PTRACE_O_TRACEEXIT stops before it exits,
 // whatever ends it, and its exit goes on (exitNotify, on a goroutine of
 // its own) once the tracer resumes it, detaches it or exits, or its
-// process is killed again. It reports whether the exit is held.
+// process is killed again. It reports whether the exit is held. Any other
+// exiting tracee has left the ptrace stop it may have been in, killed out
+// of it: a report of that stop the tracer has not collected is gone, as
+// task_stopped_code reports only a task still in TASK_TRACED.
 //
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
@@ -184,7 +187,11 @@ func (t *Task) holdExitForTracer() bool {
 	}
 	unlock := lockPair(tracer.tg, t.tg) // the stop and the tracer's report
 	defer unlock()
-	if t.tracer.Load() != tracer || t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
+	if t.tracer.Load() != tracer {
+		return false
+	}
+	if t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
+		t.traceReport = 0
 		return false
 	}
 	t.exitHeld = true

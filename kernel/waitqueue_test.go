@@ -71,3 +71,51 @@ func TestPidChildShouldWake(t *testing.T) {
 	}
 	e.check()
 }
+
+// eligible_child tests the wait class before wait_consider_task looks at
+// the tracing: a traced child of the other class is passed over by the
+// children scan and found by the tracee scan after it, so a plain wait
+// reports a SIGCHLD child's exit first (C5, C11; corpus c42).
+func TestOtherClassTraceeFoundAfterChildren_C5(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p1 := e.clone(e.init, 0, unix.SIGURG)
+	p2 := e.fork(e.init)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p1.Gettid(), 0, 0))
+	e.exit(p1, 1)
+	e.exit(p2, 2)
+	e.check()
+	e.reap(e.init, -1, unix.WNOHANG, p2.Getpid(), exited(2))
+	e.reap(e.init, -1, unix.WNOHANG, p1.Getpid(), exited(1))
+
+	p3 := e.clone(e.init, 0, unix.SIGURG)
+	p4 := e.fork(e.init)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p3.Gettid(), 0, 0))
+	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p3.Gettid(), 0, 0))
+	e.exit(p4, 4)
+	e.check()
+	e.reap(e.init, -1, unix.WNOHANG, p4.Getpid(), exited(4))
+	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	e.reap(e.init, -1, unix.WNOHANG, p3.Getpid(), trap)
+	e.kill(e.init, p3, unix.SIGKILL)
+	e.reap(e.init, -1, unix.WALL, p3.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// A tracee killed in a ptrace stop its tracer has not collected leaves
+// the stop: task_stopped_code reports only a task in TASK_TRACED, so a
+// wait for stops alone sees nothing, and as the zombie counts only for
+// WEXITED it fails with ECHILD (C10; corpus d142).
+func TestKilledTraceeStopNotReported_C10(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	noErr(t, "attach", e.init.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0))
+	e.check()
+	e.kill(e.init, p, unix.SIGKILL)
+	e.check()
+	ctx, cancel := e.ctx()
+	defer cancel()
+	_, err := e.init.Waitid(ctx, unix.P_ALL, 0, unix.WNOHANG|unix.WSTOPPED|unix.WALL)
+	errIs(t, "waitid for stops of a killed tracee", err, unix.ECHILD)
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}

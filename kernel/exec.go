@@ -132,7 +132,7 @@ func (t *Task) deThread() (*Task, error) {
 		tg.mu.Lock()
 		if t.killPending {
 			// Killed while waiting: the kill's exit takes over.
-			tg.execTask = nil
+			tg.endExecLocked()
 			tg.mu.Unlock()
 			return nil, unix.EINTR
 		}
@@ -155,7 +155,7 @@ func (t *Task) deThread() (*Task, error) {
 			old = leader
 			t.exchangeLeaderLocked(old)
 		}
-		tg.execTask = nil
+		tg.endExecLocked()
 		tg.execed.Store(true)
 		c := execCreds(t.creds.Load())
 		t.creds.Store(c)
@@ -229,6 +229,39 @@ func (tg *ThreadGroup) execWaitChanLocked() chan struct{} {
 		tg.execWait = make(chan struct{})
 	}
 	return tg.execWait
+}
+
+// endExecLocked ends an exec's hold on its process: group_exec_task is
+// cleared, and so is what the model keeps of signal->cred_guard_mutex,
+// which the exec held from prepare_bprm_creds through de_thread: an
+// attach waiting for it goes on.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) endExecLocked() {
+	tg.execTask = nil
+	if tg.credGuardFree != nil {
+		close(tg.credGuardFree)
+		tg.credGuardFree = nil
+	}
+}
+
+// credGuardChanLocked returns, while an exec of tg holds its
+// cred_guard_mutex, a channel closed when it lets go; nil when it does
+// not hold it.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) credGuardChanLocked() chan struct{} {
+	if tg.execTask == nil {
+		return nil
+	}
+	if tg.credGuardFree == nil {
+		tg.credGuardFree = make(chan struct{})
+	}
+	return tg.credGuardFree
 }
 
 // wakeExecLocked wakes an exec waiting for its siblings to be gone.

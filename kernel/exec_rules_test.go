@@ -146,3 +146,39 @@ func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
 	e.reap(e.init, -1, unix.WALL, a.Getpid(), exited(2))
 	e.settle()
 }
+
+// ptrace_attach takes the target's cred_guard_mutex, which an exec holds
+// through de_thread: an attach to a process whose exec waits for a traced
+// sibling's reaping sleeps until the exec ends, then goes through (D5;
+// corpus d143).
+func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	a := e.fork(e.init)
+	th := e.thread(a)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	execDone := make(chan error, 1)
+	go func() { execDone <- a.Execve() }()
+	e.eventually("the exec to sleep", a.Sleeping)
+	b := e.fork(e.init)
+	attached := make(chan error, 1)
+	go func() { attached <- b.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0) }()
+	e.eventually("the attach to sleep", b.Sleeping)
+	select {
+	case err := <-attached:
+		t.Fatalf("attach returned %v while the exec held cred_guard_mutex", err)
+	default:
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
+	for what, ch := range map[string]chan error{"exec": execDone, "attach": attached} {
+		select {
+		case err := <-ch:
+			noErr(t, what, err)
+		case <-time.After(lcTimeout):
+			t.Fatalf("%s never completed after the sibling was reaped", what)
+		}
+	}
+	if a.tracer.Load() != b {
+		t.Fatal("after the exec, the attach did not make b a's tracer")
+	}
+	e.check()
+}

@@ -125,7 +125,13 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 		opts = data
 	}
 	ttg := target.tg
-	if ttg == t.tg || !ptraceMayAccess(t, target) {
+	if ttg == t.tg {
+		return unix.EPERM
+	}
+	if err := t.waitCredGuard(ttg); err != nil {
+		return err
+	}
+	if !ptraceMayAccess(t, target) {
 		return unix.EPERM
 	}
 	unlock := lockPair(t.tg, ttg) // the two ends of the link
@@ -147,6 +153,36 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	}
 	target.takeTraceStopLocked(t)
 	return nil
+}
+
+// waitCredGuard is ptrace_attach's mutex_lock_interruptible of the
+// target process's cred_guard_mutex: an exec holds it until de_thread is
+// done, and de_thread may be waiting for a traced sibling's tracer, the
+// caller included, to reap it. The caller sleeps until the exec ends; a
+// signal only restarts the wait (-ERESTARTNOINTR); EINTR when the caller
+// is killed meanwhile.
+func (t *Task) waitCredGuard(ttg *ThreadGroup) error {
+	for {
+		// The target's process lock guards its exec state.
+		ttg.mu.Lock()
+		free := ttg.credGuardChanLocked()
+		ttg.mu.Unlock()
+		if free == nil {
+			return nil
+		}
+		// The caller's process lock guards its kill state.
+		t.tg.mu.Lock()
+		dying := t.dyingChanLocked()
+		t.tg.mu.Unlock()
+		t.sleepingOn.Store(&sleep{wake: free, dying: dying})
+		sleepUntil(free, dying)
+		t.sleepingOn.Store(nil)
+		select {
+		case <-dying:
+			return unix.EINTR
+		default:
+		}
+	}
 }
 
 // ptraceOptionMask is PTRACE_O_MASK.

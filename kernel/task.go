@@ -299,6 +299,11 @@ type ThreadGroup struct {
 	execTask *Task
 	// +checklocks:mu
 	execWait chan struct{}
+	// credGuardFree, when not nil, is closed when the exec in progress
+	// ends (the release of signal->cred_guard_mutex), for attaches that
+	// wait for it.
+	// +checklocks:mu
+	credGuardFree chan struct{}
 
 	// The rest is the parent's view of this process, guarded by the
 	// parent's ThreadGroup.mu (checklocks cannot name a lock reached

@@ -167,7 +167,7 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 		// decides.
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
-			tg.traceThreadSignalLocked(taker, sig)
+			tg.traceThreadSignalLocked(taker, sig, target == nil)
 			return
 		}
 	}
@@ -180,7 +180,9 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 //
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int) { t.traceSignalLocked(sig) }
+func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int, shared bool) {
+	t.traceSignalLocked(sig, shared)
+}
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
 // sendSignalLocked; also the signal a tracer passes on resuming a
@@ -276,6 +278,7 @@ var stopSignals = sigBit(int(unix.SIGSTOP)) | sigBit(int(unix.SIGTSTP)) | sigBit
 func (tg *ThreadGroup) flushTracedLocked(set uint64) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.tracePending &^= set
+		t.traceShared &^= set
 	}
 }
 

@@ -103,3 +103,24 @@ func TestTrapNotifyBreaksTraceeSemop_H10(t *testing.T) {
 	e.reap(e.init, a.Getpid(), 0, a.Getpid(), killed(unix.SIGKILL))
 	e.settle()
 }
+
+// dequeue_signal takes a thread's private queue before its process's
+// shared one: a tracee stops for a tgkill'd SIGUSR2 before a kill'd
+// SIGUSR1 (D6; corpus d144).
+func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p.Gettid(), 0, 0))
+	stopped := func(sig unix.Signal) unix.WaitStatus { return unix.WaitStatus(sig)<<8 | 0x7f }
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGTRAP|ptraceEventStop<<8))
+	e.kill(e.init, p, unix.SIGUSR1)
+	e.tgkill(e.init, p, unix.SIGUSR2)
+	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1} {
+		noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0))
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(sig))
+	}
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}

@@ -188,7 +188,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 		if t.exitHeld {
 			continue // SIGKILL does not end a PTRACE_EVENT_EXIT stop here
 		}
-		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
+		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 	}
 	tg.wakeStoppedLocked()

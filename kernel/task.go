@@ -141,12 +141,17 @@ type Task struct {
 	// for the tracer's wait (C11).
 	traceLink link[Task]
 	// The thread's own ptrace state: its PTRACE_O_* options, the signals
-	// it will stop for (bit sig-1), the ptrace stop it is in (its code; 0
-	// when running), the code of a ptrace_event stop it owes (0: none).
+	// it will stop for (bit sig-1), sent to the thread itself
+	// (tracePending: its private queue) or to its process (traceShared:
+	// signal->shared_pending, dequeued after the private ones), the ptrace
+	// stop it is in (its code; 0 when running), the code of a ptrace_event
+	// stop it owes (0: none).
 	// +checklocks:tg.mu
 	ptraceOptions uint64
 	// +checklocks:tg.mu
 	tracePending uint64
+	// +checklocks:tg.mu
+	traceShared uint64
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees   atomic.Int32

@@ -119,8 +119,11 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	if flags&unix.CLONE_UNTRACED == 0 {
 		t.raiseTraceEvent(event, option)
 	}
-	if vforkDone != nil && t.waitVforkDone(vforkDone) {
-		t.raiseTraceEvent(unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_O_TRACEVFORKDONE)
+	if vforkDone != nil {
+		if t.waitVforkDone(vforkDone) {
+			t.raiseTraceEvent(unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_O_TRACEVFORKDONE)
+		}
+		t.leaveKernel()
 	}
 	return child, nil
 }

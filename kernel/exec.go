@@ -54,6 +54,7 @@ func (t *Task) Execve() error {
 			return unix.EAGAIN
 		}
 		tg.execTask = t
+		t.inKernel = true // until the exec returns
 		// zap_other_threads: the siblings exit with status 0, as
 		// do_group_exit makes them while group_exec_task is set.
 		for th := tg.threads.head; th != nil; th = th.threadLink.next {
@@ -64,6 +65,7 @@ func (t *Task) Execve() error {
 		for _, th := range victims {
 			beginThreadExitLocked(tg, th, 0)
 		}
+		tg.releaseHeldExitsLocked(t)
 		tg.mu.Unlock()
 		break
 	}
@@ -79,6 +81,7 @@ func (t *Task) Execve() error {
 	}
 	t.releaseVforkParent() // exec_mm_release
 	t.execTrap()
+	t.leaveKernel()
 	return nil
 }
 
@@ -99,6 +102,22 @@ func (t *Task) execTrap() {
 		tg.sendThreadSignalLocked(t, int(unix.SIGTRAP), false)
 	}
 	tg.mu.Unlock()
+}
+
+// releaseHeldExitsLocked is zap_other_threads' SIGKILL to the threads
+// other than the exec'ing one whose exits wait at PTRACE_EVENT_EXIT (no
+// exit_state yet): the fatal wake-up ends the stop and the exits go on.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: th.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) releaseHeldExitsLocked(execing *Task) {
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		if th != execing {
+			th.releaseExitLocked()
+		}
+	}
 }
 
 // resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD", which every
@@ -133,6 +152,7 @@ func (t *Task) deThread() (*Task, error) {
 		if t.killPending {
 			// Killed while waiting: the kill's exit takes over.
 			tg.endExecLocked()
+			t.inKernel = false
 			tg.mu.Unlock()
 			return nil, unix.EINTR
 		}

@@ -201,7 +201,9 @@ func (t *Task) holdExitForTracer() bool {
 }
 
 // releaseExitLocked lets a thread held at PTRACE_EVENT_EXIT finish its
-// exit.
+// exit: its tracer resumed or detached it, or a SIGKILL that starts a
+// group exit or an exec's zap_other_threads woke it (signal_wake_up with
+// fatal set ends any ptrace stop).
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -211,8 +213,23 @@ func (t *Task) releaseExitLocked() {
 		t.exitHeld = false
 		t.traceStop = 0
 		t.tg.wakeStoppedLocked()
-		t.tg.k.goAsync(t.exitNotify)
+		t.tg.k.goAsync(t.finishHeldExit)
 	}
+}
+
+// finishHeldExit is the rest of do_exit for a thread released from
+// PTRACE_EVENT_EXIT: the stop is over, so a report of it its tracer has
+// not collected is gone, as in holdExitForTracer.
+func (t *Task) finishHeldExit() {
+	if tracer := t.tracer.Load(); tracer != nil {
+		// The tracer's lock guards its view of the tracee.
+		tracer.tg.mu.Lock()
+		if t.tracer.Load() == tracer {
+			t.traceReport = 0
+		}
+		tracer.tg.mu.Unlock()
+	}
+	t.exitNotify()
 }
 
 // waitExitRelease sleeps while the task's exit is held at

@@ -131,7 +131,7 @@ func (t *Task) ptraceStop() {
 // +checklocks:t.tg.mu
 func (t *Task) takeTraceStopLocked(tracer *Task) {
 	tg := t.tg
-	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending {
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.inKernel {
 		return
 	}
 	var code int32
@@ -160,6 +160,17 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	}
 	t.traceStop, t.traceStopSignal = code, signal
 	tracer.tg.reportTraceStopLocked(t, code)
+}
+
+// leaveKernel ends a stretch of a call during which the thread could take
+// no ptrace stop (inKernel): the stops it came to owe meanwhile are taken
+// now, after any ptrace_event stop the call raised, which comes first.
+func (t *Task) leaveKernel() {
+	// The process lock guards the thread's ptrace state.
+	t.tg.mu.Lock()
+	t.inKernel = false
+	t.nextTraceEventLocked()
+	t.tg.mu.Unlock()
 }
 
 // eventStopCodeLocked is the code of a PTRACE_EVENT_STOP trap: the group

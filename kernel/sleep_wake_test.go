@@ -124,3 +124,59 @@ func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
 	e.settle()
 }
+
+// A thread asleep killably inside a call (wait_for_vfork_done, de_thread)
+// takes no ptrace stop until it leaves the call, as get_signal runs only
+// on the way back to user space: after PTRACE_INTERRUPT it is in no stop,
+// so PTRACE_CONT fails with ESRCH (D6; corpus d145, x18).
+func TestNoTrapInsideKillableSleep_D6(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	cloned := make(chan error, 1)
+	go func() {
+		_, err := p.Clone(CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)})
+		cloned <- err
+	}()
+	e.eventually("the vfork parent to sleep", p.Sleeping)
+	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p.Gettid(), 0, 0))
+	e.k.Quiesce()
+	errIs(t, "PTRACE_CONT of a vfork parent", e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0), unix.ESRCH)
+	e.kill(e.init, p, unix.SIGKILL)
+	<-cloned
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.check()
+}
+
+// A thread whose own exit waits at PTRACE_EVENT_EXIT is woken by a SIGKILL
+// that starts a group exit, or by an exec's zap_other_threads: the fatal
+// signal_wake_up ends any ptrace stop, and the exit goes on (D6; corpus
+// d146, x19).
+func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	for _, byExec := range []bool{false, true} {
+		p := e.fork(e.init)
+		th := e.thread(p)
+		other := e.thread(p)
+		noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, unix.PTRACE_O_TRACEEXIT))
+		e.exit(th, 6)
+		e.check()
+		exitStop := unix.WaitStatus(unix.SIGTRAP|unix.PTRACE_EVENT_EXIT<<8)<<8 | 0x7f
+		e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), exitStop)
+		if byExec {
+			// The exec then waits for the traced thread's release: its
+			// tracer reaps it, with the status of its own exit.
+			done := make(chan error, 1)
+			go func() { done <- other.Execve() }()
+			e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(6))
+			noErr(t, "exec", <-done)
+			e.kill(e.init, other, unix.SIGKILL)
+		} else {
+			e.kill(e.init, p, unix.SIGKILL)
+			e.check()
+			e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), killed(unix.SIGKILL))
+		}
+		e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	}
+	e.settle()
+}

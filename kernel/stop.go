@@ -174,7 +174,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // endJobControlLocked clears the job-control state when the process
 // starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
 // continue not yet reported is lost, and so are the ptrace stops its
-// threads are in or owe (SIGKILL wakes a traced thread).
+// threads are in or owe (SIGKILL wakes a traced thread); a thread whose
+// own exit waits at PTRACE_EVENT_EXIT is woken too and finishes it.
 //
 // Preconditions: tg.mu is held.
 //
@@ -186,7 +187,8 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.exitHeld {
-			continue // SIGKILL does not end a PTRACE_EVENT_EXIT stop here
+			t.releaseExitLocked()
+			continue
 		}
 		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false

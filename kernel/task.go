@@ -180,6 +180,12 @@ type Task struct {
 	trapOwed bool
 	// +checklocks:tg.mu
 	notifyOwed bool
+	// inKernel is set while the thread is inside a call that sleeps
+	// killably or works past the point where a trap could stop it
+	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
+	// it leaves, as get_signal runs only on the way back to user space.
+	// +checklocks:tg.mu
+	inKernel bool
 	// exitHeld is set while the thread's exit waits in a
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu

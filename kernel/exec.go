@@ -209,7 +209,7 @@ func (t *Task) exchangeLeaderLocked(old *Task) {
 		tg.ns.childReaper.Store(t)
 	}
 	old.state.Store(taskDead)
-	tg.threads.remove(old, threadLinkOf)
+	tg.removeThreadLocked(old)
 }
 
 // execCreds are the credentials after exec of a file with no set-id bits

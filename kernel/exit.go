@@ -238,7 +238,7 @@ func (t *Task) releaseThread() {
 	// notification.
 	tg.mu.Lock()
 	t.state.Store(taskDead)
-	tg.threads.remove(t, threadLinkOf)
+	tg.removeThreadLocked(t)
 	notify := tg.claimLeaderNotifyLocked()
 	tg.wakeExecLocked()
 	tg.mu.Unlock()
@@ -256,7 +256,7 @@ func (tg *ThreadGroup) release() {
 	// The process lock guards the thread list.
 	tg.mu.Lock()
 	leader.state.Store(taskDead)
-	tg.threads.remove(leader, threadLinkOf)
+	tg.removeThreadLocked(leader)
 	tg.mu.Unlock()
 	leader.untrace()
 	tg.leavePgrp()
@@ -320,7 +320,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 	if sig != 0 {
 		// The child is never in an ancestor namespace of its parent, so
 		// the signal is not forced.
-		ptg.sendSignalLocked(sig, false, nil)
+		ptg.sendSignalViaLocked(tg.parent.Load(), sig, false, nil)
 	}
 	ptg.wakeWaitersLocked(tg.leader.Load())
 	if autoreap {

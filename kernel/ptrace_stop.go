@@ -197,22 +197,23 @@ func (t *Task) eventStopCodeLocked() int32 {
 // +checklocks:tg.mu
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
 	tracee.traceReport = code
-	tg.sendChildStopSignalLocked()
+	tg.sendChildStopSignalLocked(tracee.tracer.Load())
 	tg.wakeWaitersLocked(tracee)
 }
 
 // sendChildStopSignalLocked sends SIGCHLD for a child's or tracee's stop
-// or continue, unless the process ignores SIGCHLD or set SA_NOCLDSTOP.
+// or continue through parent, the parent or tracer thread, unless the
+// process ignores SIGCHLD or set SA_NOCLDSTOP.
 //
-// Preconditions: tg.mu is held.
+// Preconditions: tg.mu is held; parent is a thread of tg.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) sendChildStopSignalLocked() {
+func (tg *ThreadGroup) sendChildStopSignalLocked(parent *Task) {
 	act := tg.sighand.Load().action(int(unix.SIGCHLD))
 	if act.Handler == SigIgn || act.Flags&SaNoCldStop != 0 {
 		return
 	}
-	tg.sendSignalLocked(int(unix.SIGCHLD), false, nil)
+	tg.sendSignalViaLocked(parent, int(unix.SIGCHLD), false, nil)
 }
 
 // resumeTracedLocked ends a ptrace stop (ptrace_resume, or the wake-up of

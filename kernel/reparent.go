@@ -225,16 +225,22 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 func deliverPdeathSignals(father *Task, moved []*ThreadGroup) {
 	var b exitBatch
 	for _, c := range moved {
-		var sigs []int
+		type pdeath struct {
+			t   *Task
+			sig int
+		}
+		var sends []pdeath
 		// The child's lock guards its thread list.
 		c.mu.Lock()
 		for t := c.threads.head; t != nil; t = t.threadLink.next {
 			if sig := int(t.pdeathSignal.Load()); sig != 0 && killPermitted(father, t, sig) {
-				sigs = append(sigs, sig)
+				sends = append(sends, pdeath{t, sig})
 			}
 		}
-		for _, sig := range sigs {
-			c.sendSignalLocked(sig, father.forcesOn(c), &b)
+		// Each goes to the process through the thread whose parent died
+		// (group_send_sig_info to that thread).
+		for _, s := range sends {
+			c.sendSignalViaLocked(s.t, s.sig, father.forcesOn(c), &b)
 		}
 		c.mu.Unlock()
 	}

@@ -180,3 +180,47 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 	}
 	e.settle()
 }
+
+// complete_signal gives a signal sent through a thread (do_notify_parent's
+// parent thread) to that thread when it wants it: SIGCHLD for a child of an
+// untraced thread does not stop the process's traced leader (G1, B7;
+// corpus g40).
+func TestSignalThroughParentThread_G1(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.clone(e.init, 0, unix.SIGUSR1)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	th := e.thread(p)
+	c := e.fork(th)
+	e.exitGroup(c, 4)
+	e.check()
+	e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
+	e.reap(th, -1, unix.WNOHANG, c.Getpid(), exited(4))
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, -1, unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// do_exit stops at PTRACE_EVENT_EXIT before exit_signals sets PF_EXITING:
+// a thread held there is alive for find_alive_thread and adopts the
+// children of its exiting leader (B8; corpus b82).
+func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, unix.PTRACE_O_TRACEEXIT))
+	e.exit(th, 5)
+	c := e.fork(p)
+	e.exit(p, 3)
+	e.check()
+	if got := c.Parent(); got != th {
+		t.Fatalf("orphan's parent is %v, want the thread held at PTRACE_EVENT_EXIT", got)
+	}
+	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.check()
+	if got := c.Getppid(); got != 1 {
+		t.Fatalf("orphan's parent pid %d after the thread exited, want init's", got)
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(3))
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), exited(3))
+	e.check()
+}

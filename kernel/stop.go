@@ -267,7 +267,7 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	hidden := tg.stopped && !tg.stopReportableTo(ptg)
 	tg.mu.Unlock()
 	if event && !hidden {
-		ptg.sendChildStopSignalLocked()
+		ptg.sendChildStopSignalLocked(tg.parent.Load())
 	}
 	ptg.wakeWaitersLocked(tg.leader.Load())
 	ptg.mu.Unlock()

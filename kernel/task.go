@@ -215,6 +215,11 @@ type ThreadGroup struct {
 
 	// +checklocks:mu
 	threads ilist[Task]
+	// currTarget is signal->curr_target, where complete_signal starts
+	// looking for a thread that wants a signal the one it was sent
+	// through does not (nil: the head of the thread list).
+	// +checklocks:mu
+	currTarget *Task
 	// liveThreads counts threads not yet exiting (signal->live).
 	// +checklocks:mu
 	liveThreads int
@@ -468,14 +473,17 @@ func (t *Task) markKilledLocked() {
 }
 
 // findAliveThreadLocked returns a thread of tg that is not exiting and can
-// still adopt children (find_alive_thread), or nil.
+// still adopt children (find_alive_thread), or nil. A thread whose exit
+// waits at PTRACE_EVENT_EXIT counts: do_exit stops there before
+// exit_signals sets PF_EXITING.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) findAliveThreadLocked() *Task {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.state.Load() == taskRunning && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.exitHeld) && !t.childrenClosed.Load() {
 			return t
 		}
 	}

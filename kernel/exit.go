@@ -178,7 +178,12 @@ func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
 	tg := t.tg
 	t.state.Store(taskZombie)
 	if !tg.claimLeaderNotifyLocked() {
-		return false // other threads left: B6
+		// Other threads left (B6); a tracer in ptg hears of the
+		// zombie all the same.
+		if tracer := t.tracer.Load(); tracer != nil && tracer.tg == ptg {
+			ptg.signalTracerLocked(tracer, t)
+		}
+		return false
 	}
 	return tg.notifyParentLocked(ptg)
 }
@@ -211,7 +216,38 @@ func (t *Task) becomeZombie() {
 		if tg.notifyParent() {
 			tg.release()
 		}
+	default:
+		t.signalTracer()
 	}
+}
+
+// signalTracer is exit_notify's do_notify_parent for a traced leader
+// whose other threads live on: its tracer is sent SIGCHLD and its waiters
+// wake, though it cannot reap the zombie until the process is empty
+// (delay_group_leader); it is notified again then.
+func (t *Task) signalTracer() {
+	tracer := t.tracer.Load()
+	if tracer == nil {
+		return
+	}
+	ttg := tracer.tg
+	// The tracer's lock guards its signal delivery and its waiters.
+	ttg.mu.Lock()
+	if t.tracer.Load() == tracer {
+		ttg.signalTracerLocked(tracer, t)
+	}
+	ttg.mu.Unlock()
+}
+
+// signalTracerLocked sends SIGCHLD for tracee c through its tracer thread
+// and wakes the tracer's waiters.
+//
+// Preconditions: ttg.mu is held; tracer, a thread of ttg, traces c.
+//
+// +checklocks:ttg.mu
+func (ttg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
+	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
+	ttg.wakeWaitersLocked(c)
 }
 
 // claimLeaderNotifyLocked reports whether the caller is the one to notify

@@ -164,8 +164,7 @@ func (t *Task) notifyTracer() bool {
 	// A traced thread's exit signal is SIGCHLD; the tracer's disposition
 	// does not reap it (do_notify_parent's autoreap is for untraced
 	// tasks).
-	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
-	ttg.wakeWaitersLocked(t)
+	ttg.signalTracerLocked(tracer, t)
 	return false
 }
 

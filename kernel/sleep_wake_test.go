@@ -224,3 +224,28 @@ func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
 	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), exited(3))
 	e.check()
 }
+
+// exit_notify's do_notify_parent reaches the tracer of a leader that
+// exits before its other threads: the tracer gets SIGCHLD at once, which
+// ends its wait with EINTR when handled without SA_RESTART, though it
+// can reap the zombie only once the process is empty (B6, C11; corpus
+// d147).
+func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	tracer := e.fork(e.init)
+	noErr(t, "seize", tracer.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	th := e.thread(p)
+	e.sigaction(tracer, unix.SIGCHLD, SigHandler, 0)
+	out := e.blockedWait(tracer, -1, unix.WALL)
+	e.exit(p, 2)
+	if o := e.result(out); o.err != unix.EINTR {
+		t.Fatalf("tracer's wait4 = {pid %d}, %v; want EINTR from the SIGCHLD", o.r.Pid, o.err)
+	}
+	e.wantWait(tracer, -1, unix.WALL|unix.WNOHANG, nil)
+	e.exit(th, 3)
+	e.check()
+	e.reap(tracer, -1, unix.WALL|unix.WNOHANG, p.Getpid(), exited(3))
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(3))
+	e.check()
+}

@@ -217,7 +217,28 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 			dead = append(dead, c)
 		}
 	}
+	for _, c := range moved {
+		to.adoptTracedZombieLocked(c)
+	}
 	return moved, dead
+}
+
+// adoptTracedZombieLocked handles a moved child c whose zombie leader
+// waits for a tracer in its new parent process: reparent_leader does not
+// notify a traced zombie, but it is no longer ptrace_reparented, so the
+// tracer's children scan reports it, in children-list order, as a zombie
+// child it traces (wait_consider_task with ptrace set).
+//
+// Preconditions: to.mu is held; to is c's new parent process.
+//
+// +checklocks:to.mu
+func (to *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
+	leader := c.leader.Load()
+	if tracer := leader.tracer.Load(); leader.traceZombie && tracer != nil && tracer.tg == to {
+		leader.traceZombie = false
+		c.exitState.Store(procZombie)
+		to.markReadyLocked(c)
+	}
 }
 
 // deliverPdeathSignals sends each moved child's threads' parent-death

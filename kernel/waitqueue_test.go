@@ -119,3 +119,23 @@ func TestKilledTraceeStopNotReported_C10(t *testing.T) {
 	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p.Getpid(), killed(unix.SIGKILL))
 	e.settle()
 }
+
+// reparent_leader does not notify a traced zombie, but once its tracer's
+// process is its real parent it is no longer ptrace_reparented: the
+// tracer's children scan reports it in children-list order, before a
+// zombie child forked after the adoption (B9, C11; corpus c43).
+func TestTracedZombieAdoptedByTracer_C11(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p1 := e.fork(e.init)
+	p3 := e.fork(p1)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p3.Gettid(), 0, 0))
+	e.kill(e.init, p3, unix.SIGKILL)
+	e.exit(p1, 0)
+	p4 := e.fork(e.init)
+	e.exit(p4, 5)
+	e.check()
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p1.Getpid(), exited(0))
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p3.Getpid(), killed(unix.SIGKILL))
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p4.Getpid(), exited(5))
+	e.settle()
+}

@@ -38,7 +38,10 @@ var areaMoves = map[string][]move{
 	},
 }
 
-var exitSignals = []string{"SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGURG", "0", "SIGUSR1"}
+// exitSignals are the exit signals of cloned children: none is fatal by default, since a parent
+// killed by its child's exit signal while its own call (a kill of that child) returns races
+// with the reply on Linux.
+var exitSignals = []string{"SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGURG", "0"}
 
 func mvFork(g *gen) {
 	if !g.room() {
@@ -179,9 +182,11 @@ var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM"
 
 // mvKill sends a signal to a task, its process group, or with tgkill to one thread. A stop
 // signal never goes to the sender's own process: which of its threads takes it, and so whether
-// the sender stops before its call returns, is a race on Linux.
+// the sender stops before its call returns, is a race on Linux; nor does a traced task send
+// signals, as the SIGCHLD its child's stop or death sends back may stop it before its call
+// returns, or not.
 func mvKill(g *gen) {
-	from := g.actor(nil)
+	from := g.actor(func(t *task) bool { return t.tracer == nil })
 	to := pick(g, g.live())
 	if from == nil || to == nil {
 		return

@@ -7,9 +7,11 @@ import "slices"
 var seizeOptions = []string{"0", "0", "PTRACE_O_TRACEEXEC", "PTRACE_O_TRACEEXIT",
 	"PTRACE_O_TRACECLONE|PTRACE_O_TRACEFORK", "PTRACE_O_EXITKILL", "PTRACE_O_TRACEEXEC|PTRACE_O_TRACEEXIT"}
 
-// mvAttach makes init or another process trace a task, seized or attached.
+// mvAttach makes init or another process trace a task, seized or attached. A tracer is never
+// traced itself: the stop its call causes sends it SIGCHLD, and whether it stops for that
+// before its call returns is a race on Linux.
 func mvAttach(g *gen) {
-	tracer := g.actor(func(t *task) bool { return t.name == "init" || g.chance(40) })
+	tracer := g.actor(func(t *task) bool { return t.tracer == nil && (t.name == "init" || g.chance(40)) })
 	target := pick(g, g.live())
 	if tracer == nil || target == nil || target.tracer != nil || target.proc == tracer.proc {
 		return
@@ -41,7 +43,7 @@ func (g *gen) traceEvent(p, c *task) {
 func (g *gen) tracedPair() (tracer, tracee *task) {
 	var tracees []*task
 	for _, t := range g.live() {
-		if t.tracer != nil && t.tracer.idle() {
+		if t.tracer != nil && t.tracer.idle() && t.tracer.tracer == nil {
 			tracees = append(tracees, t)
 		}
 	}

@@ -16,7 +16,8 @@
 // the foreground or at its join, prints EDEADLK, and so does every later
 // call of that task until the blocked one completes (a call made to a
 // stopped task is such a call: it runs once the task is continued).
-// A semtimedop with a timeout is never stalled: it waits for the timeout.
+// A semtimedop with a timeout is never stalled while its task runs: it
+// waits for the timeout.
 package modelrun
 
 import (
@@ -183,7 +184,10 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 		default:
 		}
 		b.k.Quiesce()
-		if t.Sleeping() && !bg.timed {
+		// A timed call ends by itself only if its task runs: one whose
+		// task is stopped, before the call started or after a stop took
+		// it out, is stuck like any other.
+		if t.Sleeping() && (!bg.timed || t.Stopped()) {
 			b.stuck[actor] = bg
 			return errno(unix.EDEADLK)
 		}

@@ -1,6 +1,9 @@
 package kernel
 
 import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -138,4 +141,57 @@ func TestTracedZombieAdoptedByTracer_C11(t *testing.T) {
 	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p3.Getpid(), killed(unix.SIGKILL))
 	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p4.Getpid(), exited(5))
 	e.settle()
+}
+
+// Hard case for the waiter queue: threads of one process each sleep in a
+// wait for their own child, by pid or by the child's own process group,
+// while the children exit concurrently and in any order. Every wait-up is
+// filtered by its selector, so none may be lost: each wait reports its own
+// child.
+func TestStressSelectiveWakeups(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		prev := runtime.GOMAXPROCS(procs)
+		e := newLCEnv(t, Config{})
+		p := e.fork(e.init)
+		const n = 8
+		for round := range 20 {
+			var waiters, children [n]*Task
+			outs := make([]<-chan lcWaitOut, n)
+			for i := range n {
+				waiters[i] = p
+				if i > 0 {
+					waiters[i] = e.thread(p)
+				}
+				children[i] = e.fork(waiters[i])
+				if i%2 == 1 {
+					noErr(t, "setpgid", children[i].Setpgid(0, 0))
+				}
+			}
+			for i := range n {
+				sel := children[i].Getpid()
+				if i%2 == 1 {
+					sel = -sel
+				}
+				outs[i] = e.blockedWait(waiters[i], sel, 0)
+			}
+			var wg sync.WaitGroup
+			for _, i := range rand.Perm(n) {
+				wg.Go(func() { e.exit(children[i], i) })
+			}
+			wg.Wait()
+			for i := range n {
+				if o := e.result(outs[i]); o.err != nil || o.r.Pid != children[i].Getpid() || o.r.Status != exited(i) {
+					t.Fatalf("GOMAXPROCS %d round %d: wait %d = {pid %d status %#x}, %v; want %d exited %d",
+						procs, round, i, o.r.Pid, uint32(o.r.Status), o.err, children[i].Getpid(), i)
+				}
+			}
+			for i := 1; i < n; i++ {
+				e.exit(waiters[i], 0)
+			}
+		}
+		e.exit(p, 0)
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+		e.settle()
+		runtime.GOMAXPROCS(prev)
+	}
 }

@@ -303,11 +303,12 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		case data > nSig:
 			return unix.EIO
 		case request == unix.PTRACE_DETACH:
+			// __ptrace_detach wakes no waiter: a real parent in the
+			// tracer's process that sleeps in a wait sees the group stop
+			// the tracing hid, or its own loss of an eligible child,
+			// only when something else wakes it.
 			unlinkTracerLocked(t, target)
 			target.resumeTracedLocked(int(data))
-			// A real parent in the tracer's own process may now report
-			// the group stop its tracing hid.
-			t.tg.wakeWaitersLocked(target)
 		default:
 			target.traceReport = 0
 			target.resumeTracedLocked(int(data))

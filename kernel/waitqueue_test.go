@@ -195,3 +195,29 @@ func TestStressSelectiveWakeups(t *testing.T) {
 		runtime.GOMAXPROCS(prev)
 	}
 }
+
+// __ptrace_detach wakes no waiter: a wait whose only eligible child was a
+// tracee of its process's other thread sleeps on after the detach, until
+// the child's exit wakes it to find nothing left to wait for (C7, D7;
+// corpus c44).
+func TestDetachWakesNoWaiter_C7(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	tracer := e.thread(p)
+	c := e.clone(p, 0, 0)
+	noErr(t, "seize", tracer.Ptrace(unix.PTRACE_SEIZE, c.Gettid(), 0, 0))
+	noErr(t, "interrupt", tracer.Ptrace(unix.PTRACE_INTERRUPT, c.Gettid(), 0, 0))
+	e.check()
+	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	e.reap(tracer, c.Gettid(), unix.WALL, c.Gettid(), trap)
+	out := e.blockedWait(p, c.Getpid(), 0)
+	noErr(t, "detach", tracer.Ptrace(unix.PTRACE_DETACH, c.Gettid(), 0, 0))
+	e.check()
+	e.stillBlocked(out)
+	e.exit(c, 1)
+	if o := e.result(out); o.err != unix.ECHILD {
+		t.Fatalf("wait after the child's exit = {pid %d}, %v; want ECHILD", o.r.Pid, o.err)
+	}
+	e.reap(p, c.Getpid(), unix.WCLONE, c.Getpid(), exited(1))
+	e.check()
+}

@@ -116,15 +116,17 @@ func (tg *ThreadGroup) removeThreadLocked(t *Task) {
 }
 
 // wantsSignalLocked is wants_signal: the thread runs, is not being
-// killed, and is neither in a ptrace stop nor, unless a tracer resumed
-// it, stopped with its process.
+// killed, is neither in a ptrace stop nor, unless a tracer resumed it,
+// stopped with its process, and has no signal pending yet (a sleeping
+// thread woken for one, here a ptrace stop it owes, leaves the next to
+// another thread).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
 func (t *Task) wantsSignalLocked() bool {
 	return t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
-		(t.tracer.Load() != nil || !t.tg.stopped)
+		(t.tracer.Load() != nil || !t.tg.stopped) && !t.owesTraceStopLocked()
 }
 
 // interruptLocked is signal_wake_up for a thread in an interruptible

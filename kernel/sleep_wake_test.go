@@ -249,3 +249,25 @@ func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(3))
 	e.check()
 }
+
+// wants_signal refuses a thread that already has a signal pending: a
+// SIGCONT sent through a seized thread, which prepare_signal has just made
+// owe a notify trap, goes to another thread, and the seized one traps
+// only once (D6, G1; corpus d148).
+func TestSignalSkipsThreadWithPendingTrap_G1(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	noErr(t, "kill", e.init.Kill(th.Gettid(), int(unix.SIGCONT)))
+	e.check()
+	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), trap)
+	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.check()
+	e.wantWait(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, nil)
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), killed(unix.SIGKILL))
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}

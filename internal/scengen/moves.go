@@ -280,9 +280,11 @@ func mvSubreaper(g *gen) {
 	}
 }
 
+// mvPdeath sets a parent-death signal that is not fatal by default: a child killed by its
+// parent's death while its own call (a kill of that parent) returns races with the reply.
 func mvPdeath(g *gen) {
 	if t := g.actor(notInit); t != nil {
-		g.emit("%s.prctl(PR_SET_PDEATHSIG, %s)", t.name, pick(g, []string{"SIGUSR1", "SIGKILL", "SIGCHLD", "0"}))
+		g.emit("%s.prctl(PR_SET_PDEATHSIG, %s)", t.name, pick(g, []string{"SIGCONT", "SIGURG", "SIGCHLD", "0"}))
 	}
 }
 

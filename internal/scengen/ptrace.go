@@ -72,10 +72,15 @@ func mvPtraceRequest(g *gen) {
 		t.held, t.poked = true, t.bg != ""
 	case n < 8:
 		g.emit("%s.ptrace(PTRACE_LISTEN, %s)", tr.name, t.name)
-	case n < 10:
+	case n < 10 && t.held:
+		// Only a tracee in a stop can be detached: the picture must not
+		// count as untraced one whose DETACH failed.
 		g.emit("%s.ptrace(PTRACE_DETACH, %s, 0, 0)", tr.name, t.name)
 		t.tracer, t.held = nil, t.proc.stopped
 		g.pokeWaiters(t.proc)
+	case n < 10:
+		g.emit("%s.ptrace(PTRACE_INTERRUPT, %s)", tr.name, t.name)
+		t.held, t.poked = true, t.bg != ""
 	default:
 		g.emit("%s.ptrace(PTRACE_KILL, %s)", tr.name, t.name)
 		g.killProc(t.proc)

@@ -56,6 +56,9 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		return nil, unix.EAGAIN
 	}
 	child.user.Store(u)
+	// dup_task_struct copied the caller's flags before copy_process clears
+	// its PF_NPROC_EXCEEDED, once past the limit check.
+	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
 	undo := u.uncharge
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
@@ -124,8 +127,11 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	if flags&unix.CLONE_UNTRACED == 0 {
 		t.raiseTraceEvent(event, option)
 	}
-	if vforkDone != nil && t.waitVforkDone(vforkDone) {
-		t.raiseTraceEvent(unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_O_TRACEVFORKDONE)
+	if vforkDone != nil {
+		if t.waitVforkDone(vforkDone) {
+			t.raiseTraceEvent(unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_O_TRACEVFORKDONE)
+		}
+		t.leaveKernel()
 	}
 	return child, nil
 }

@@ -121,7 +121,35 @@ func (t *Task) commitUIDs(old, c *Creds) {
 		t.commitCreds(old, c)
 		return
 	}
-	t.moveUser(t.k.user(c.UID), func() { t.commitCreds(old, c) })
+	to := t.k.user(c.UID)
+	t.flagNprocExceeded(to)
+	t.moveUser(to, func() { t.commitCreds(old, c) })
+}
+
+// flagNprocExceeded is flag_nproc_exceeded for a task about to move to
+// user to: set*uid does not fail when the new user already has more tasks
+// than the caller's RLIMIT_NPROC allows (too many programs ignore its
+// result); it marks the task instead, and its next execve fails. The
+// count is taken before the task joins the user, as commit_creds charges
+// it afterwards. uid 0 is never marked.
+func (t *Task) flagNprocExceeded(to *User) {
+	limit := t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur
+	t.nprocExceeded.Store(to.counted() && uint64(to.tasks.Load()) > limit)
+}
+
+// checkNprocAtExec is do_execveat_common's recheck of a task that
+// set*uid marked: the exec fails with EAGAIN while the task's user still
+// has more tasks than its RLIMIT_NPROC allows (zombies count until they
+// are released); once it has not, the mark is cleared for good.
+func (t *Task) checkNprocAtExec() error {
+	if t.nprocExceeded.Load() {
+		u := t.user.Load()
+		if u.counted() && uint64(u.tasks.Load()) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur {
+			return unix.EAGAIN
+		}
+	}
+	t.nprocExceeded.Store(false)
+	return nil
 }
 
 // commitCreds publishes new credentials (commit_creds). A change of

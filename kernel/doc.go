@@ -35,9 +35,9 @@
 //
 //   - ThreadGroup.mu guards one process: its thread list and live count,
 //     its group-exit state, the children lists of all its threads, its
-//     list of children with something to report to wait, and the
-//     parent-side state of each of its children (parent pointer, exit
-//     signal, zombie notification).
+//     list of children with something to report to wait, the queue of
+//     its threads asleep in wait, and the parent-side state of each of
+//     its children (parent pointer, exit signal, zombie notification).
 //   - SignalHandlers.mu serialises sigaction on one handler table, which
 //     processes created with CLONE_SIGHAND share.
 //   - ThreadGroup.mu also guards each of its threads' interrupt state

@@ -13,8 +13,10 @@ import (
 // (self_exec_id) moves on, so its children's exit signals become SIGCHLD
 // (B7); signal handlers return to SIG_DFL, SIG_IGN aside, with no flags
 // (flush_signal_handlers), in a table of the process's own
-// (unshare_sighand); and the process is marked as exec'd, which setpgid
-// by its parent refuses with EACCES (E1). The saved and filesystem ids
+// (unshare_sighand); the process's exit signal becomes SIGCHLD, whichever
+// thread execs, so a child cloned with another exit signal is waited for
+// without __WCLONE from then on; and the process is marked as exec'd,
+// which setpgid by its parent refuses with EACCES (E1). The saved and filesystem ids
 // become the effective ones, and the process is dumpable again if its
 // real and effective ids agree.
 //
@@ -22,10 +24,17 @@ import (
 // group_exec_task and the SIGKILL each sibling gets): a sibling's clone
 // fails with EINTR, and a sibling's exit_group ends only that sibling.
 //
-// Errors: ESRCH if the caller has exited; EAGAIN when its process is
+// Errors: ESRCH if the caller has exited; EAGAIN when a set*uid left the
+// caller over its RLIMIT_NPROC and its user still is, when its process is
 // already exiting or another thread's exec is under way; EINTR when the
 // caller is killed meanwhile (its exit is then under way).
 func (t *Task) Execve() error {
+	if !t.alive() {
+		return unix.ESRCH
+	}
+	if err := t.checkNprocAtExec(); err != nil {
+		return err
+	}
 	tg := t.tg
 	var victims []*Task
 	for {
@@ -47,6 +56,7 @@ func (t *Task) Execve() error {
 			return unix.EAGAIN
 		}
 		tg.execTask = t
+		t.inKernel = true // until the exec returns
 		// zap_other_threads: the siblings exit with status 0, as
 		// do_group_exit makes them while group_exec_task is set.
 		for th := tg.threads.head; th != nil; th = th.threadLink.next {
@@ -57,6 +67,7 @@ func (t *Task) Execve() error {
 		for _, th := range victims {
 			beginThreadExitLocked(tg, th, 0)
 		}
+		tg.releaseHeldExitsLocked(t)
 		tg.mu.Unlock()
 		break
 	}
@@ -69,8 +80,8 @@ func (t *Task) Execve() error {
 	if err != nil {
 		return err
 	}
+	t.tg.resetExitSignal()
 	if old != nil {
-		t.tg.resetExitSignal()
 		// release_task(leader), after the locks, in a table section of
 		// its own under a plan.
 		t.k.plan.Lock(plan.Release)
@@ -80,6 +91,7 @@ func (t *Task) Execve() error {
 	t.releaseVforkParent() // exec_mm_release
 	t.tg.dropMM()          // exec_mmap: a private address space
 	t.execTrap()
+	t.leaveKernel()
 	return nil
 }
 
@@ -102,9 +114,25 @@ func (t *Task) execTrap() {
 	tg.mu.Unlock()
 }
 
-// resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD": once a
-// non-leader has exec'd, the process notifies its parent with SIGCHLD and
-// is waited for without __WCLONE.
+// releaseHeldExitsLocked is zap_other_threads' SIGKILL to the threads
+// other than the exec'ing one whose exits wait at PTRACE_EVENT_EXIT (no
+// exit_state yet): the fatal wake-up ends the stop and the exits go on.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: th.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) releaseHeldExitsLocked(execing *Task) {
+	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		if th != execing {
+			th.releaseExitLocked()
+		}
+	}
+}
+
+// resetExitSignal is de_thread's "tsk->exit_signal = SIGCHLD", which every
+// exec reaches, by the leader or not: from then on the process notifies
+// its parent with SIGCHLD and is waited for without __WCLONE.
 func (tg *ThreadGroup) resetExitSignal() {
 	if tg.parent.Load() == nil {
 		return // the root init has no parent to notify
@@ -117,9 +145,14 @@ func (tg *ThreadGroup) resetExitSignal() {
 }
 
 // deThread waits until the caller is its process's only thread but for a
-// zombie leader (de_thread's wait for notify_count), then takes over the
+// zombie leader (de_thread's wait for notify_count, which __exit_signal
+// counts down as each killed sibling is released), then takes over the
 // leader's place and does the rest of exec's process-wide work. It returns
 // the old leader, to be released by the caller, or nil.
+//
+// A sibling that is traced is released only once its tracer's wait has
+// reaped it, so the exec sleeps until then: killably, and visibly to
+// Sleeping, as the exec cannot go on before the tracer acts.
 func (t *Task) deThread() (*Task, error) {
 	tg := t.tg
 	// Only exec can change the leader, and t's exec holds execTask: a
@@ -137,7 +170,8 @@ func (t *Task) deThread() (*Task, error) {
 		tg.mu.Lock()
 		if t.killPending {
 			// Killed while waiting: the kill's exit takes over.
-			tg.execTask = nil
+			tg.endExecLocked()
+			t.inKernel = false
 			tg.mu.Unlock()
 			p.Unlock(site)
 			return nil, unix.EINTR
@@ -152,7 +186,9 @@ func (t *Task) deThread() (*Task, error) {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
 			p.Unlock(site)
+			t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
 			sleepUntil(wake, dying)
+			t.sleepingOn.Store(nil)
 			continue
 		}
 		var old *Task
@@ -160,7 +196,7 @@ func (t *Task) deThread() (*Task, error) {
 			old = leader
 			t.exchangeLeaderLocked(old)
 		}
-		tg.execTask = nil
+		tg.endExecLocked()
 		tg.execed.Store(true)
 		c := execCreds(t.creds.Load())
 		t.creds.Store(c)
@@ -196,7 +232,7 @@ func (t *Task) exchangeLeaderLocked(old *Task) {
 		tg.ns.childReaper.Store(t)
 	}
 	old.state.Store(taskDead)
-	tg.threads.remove(old, threadLinkOf)
+	tg.removeThreadLocked(old)
 }
 
 // execCreds are the credentials after exec of a file with no set-id bits
@@ -236,6 +272,39 @@ func (tg *ThreadGroup) execWaitChanLocked() chan struct{} {
 		tg.execWait = make(chan struct{})
 	}
 	return tg.execWait
+}
+
+// endExecLocked ends an exec's hold on its process: group_exec_task is
+// cleared, and so is what the model keeps of signal->cred_guard_mutex,
+// which the exec held from prepare_bprm_creds through de_thread: an
+// attach waiting for it goes on.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) endExecLocked() {
+	tg.execTask = nil
+	if tg.credGuardFree != nil {
+		close(tg.credGuardFree)
+		tg.credGuardFree = nil
+	}
+}
+
+// credGuardChanLocked returns, while an exec of tg holds its
+// cred_guard_mutex, a channel closed when it lets go; nil when it does
+// not hold it.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) credGuardChanLocked() chan struct{} {
+	if tg.execTask == nil {
+		return nil
+	}
+	if tg.credGuardFree == nil {
+		tg.credGuardFree = make(chan struct{})
+	}
+	return tg.credGuardFree
 }
 
 // wakeExecLocked wakes an exec waiting for its siblings to be gone.

@@ -259,7 +259,12 @@ func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
 	tg := t.tg
 	t.state.Store(taskZombie)
 	if !tg.claimLeaderNotifyLocked() {
-		return false // other threads left: B6
+		// Other threads left (B6); a tracer in ptg hears of the
+		// zombie all the same.
+		if tracer := t.tracer.Load(); tracer != nil && tracer.tg == ptg {
+			ptg.signalTracerLocked(tracer, t)
+		}
+		return false
 	}
 	return tg.notifyParentLocked(ptg)
 }
@@ -292,7 +297,38 @@ func (t *Task) becomeZombie(dead *deadList) {
 		if tg.notifyParent() {
 			dead.groups = append(dead.groups, tg)
 		}
+	default:
+		t.signalTracer()
 	}
+}
+
+// signalTracer is exit_notify's do_notify_parent for a traced leader
+// whose other threads live on: its tracer is sent SIGCHLD and its waiters
+// wake, though it cannot reap the zombie until the process is empty
+// (delay_group_leader); it is notified again then.
+func (t *Task) signalTracer() {
+	tracer := t.tracer.Load()
+	if tracer == nil {
+		return
+	}
+	ttg := tracer.tg
+	// The tracer's lock guards its signal delivery and its waiters.
+	ttg.mu.Lock()
+	if t.tracer.Load() == tracer {
+		ttg.signalTracerLocked(tracer, t)
+	}
+	ttg.mu.Unlock()
+}
+
+// signalTracerLocked sends SIGCHLD for tracee c through its tracer thread
+// and wakes the tracer's waiters.
+//
+// Preconditions: ttg.mu is held; tracer, a thread of ttg, traces c.
+//
+// +checklocks:ttg.mu
+func (ttg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
+	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
+	ttg.wakeWaitersLocked(c)
 }
 
 // claimLeaderNotifyLocked reports whether the caller is the one to notify
@@ -321,7 +357,7 @@ func (t *Task) releaseThread() {
 	// notification.
 	tg.mu.Lock()
 	t.state.Store(taskDead)
-	tg.threads.remove(t, threadLinkOf)
+	tg.removeThreadLocked(t)
 	notify := tg.claimLeaderNotifyLocked()
 	tg.wakeExecLocked()
 	tg.mu.Unlock()
@@ -350,7 +386,7 @@ func (tg *ThreadGroup) release() {
 	// The process lock guards the thread list.
 	tg.mu.Lock()
 	leader.state.Store(taskDead)
-	tg.threads.remove(leader, threadLinkOf)
+	tg.removeThreadLocked(leader)
 	tg.mu.Unlock()
 	leader.untrace()
 	tg.leavePgrp()
@@ -467,7 +503,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 		// namespace of its parent, so the signal is not forced.
 		ptg.sendSignalViaLocked(tg.parent.Load(), sig, false, nil)
 	}
-	ptg.wakeWaitersLocked()
+	ptg.wakeWaitersLocked(tg.leader.Load())
 	if autoreap {
 		tg.exitState.Store(procDead)
 		tg.unlinkFromParentLocked(ptg)

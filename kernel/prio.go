@@ -68,8 +68,10 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 // chooses them. The result starts as ESRCH; a thread the caller may not
 // change (its euid is neither the thread's uid nor euid, without
 // CAP_SYS_NICE) makes it EPERM, a lowering of nice beyond the thread's
-// RLIMIT_NICE without CAP_SYS_NICE makes it EACCES, and a change made
-// clears ESRCH only: the last failure wins and nothing is rolled back
+// RLIMIT_NICE without CAP_SYS_NICE makes it EACCES, a thread with
+// permitted capabilities the caller lacks makes it EPERM unless the caller
+// has CAP_SYS_NICE (cap_task_setnice), and a change made clears ESRCH
+// only: the last failure wins and nothing is rolled back
 // (F5). Threads are visited in Linux's order: a group's members from the
 // one that joined last, a user's threads in creation order, each
 // process's threads in creation order. A caller that has exited gets
@@ -144,7 +146,9 @@ func (t *Task) prioUser(who int) *User {
 
 // setOnePrio is set_one_prio: it returns the call's result so far after
 // trying p. The change is a compare-and-swap, so the EACCES test and the
-// store see the same old value without a lock.
+// store see the same old value without a lock. Last comes the LSM hook,
+// cap_task_setnice: a thread with permitted capabilities the caller lacks
+// may be changed only with CAP_SYS_NICE (EPERM).
 func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
 	c, pc := t.creds.Load(), p.creds.Load()
 	if pc.UID != c.EUID && pc.EUID != c.EUID && !c.HasCap(unix.CAP_SYS_NICE) {
@@ -155,6 +159,9 @@ func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
 		if nice < old && uint64(niceToRlimit(nice)) > p.tg.rlimits.Load()[unix.RLIMIT_NICE].Cur &&
 			!c.HasCap(unix.CAP_SYS_NICE) {
 			return unix.EACCES // can_nice
+		}
+		if pc.CapPermitted&^c.CapPermitted != 0 && !c.HasCap(unix.CAP_SYS_NICE) {
+			return unix.EPERM // cap_safe_nice
 		}
 		if p.nice.CompareAndSwap(old, nice) {
 			break

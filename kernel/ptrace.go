@@ -169,7 +169,13 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 		opts = data
 	}
 	ttg := target.tg
-	if ttg == t.tg || !ptraceMayAccess(t, target) {
+	if ttg == t.tg {
+		return unix.EPERM
+	}
+	if err := t.waitCredGuard(ttg); err != nil {
+		return err
+	}
+	if !ptraceMayAccess(t, target) {
 		return unix.EPERM
 	}
 	// A plan's table lock: ptrace_attach links under it.
@@ -194,6 +200,36 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	}
 	target.takeTraceStopLocked(t)
 	return nil
+}
+
+// waitCredGuard is ptrace_attach's mutex_lock_interruptible of the
+// target process's cred_guard_mutex: an exec holds it until de_thread is
+// done, and de_thread may be waiting for a traced sibling's tracer, the
+// caller included, to reap it. The caller sleeps until the exec ends; a
+// signal only restarts the wait (-ERESTARTNOINTR); EINTR when the caller
+// is killed meanwhile.
+func (t *Task) waitCredGuard(ttg *ThreadGroup) error {
+	for {
+		// The target's process lock guards its exec state.
+		ttg.mu.Lock()
+		free := ttg.credGuardChanLocked()
+		ttg.mu.Unlock()
+		if free == nil {
+			return nil
+		}
+		// The caller's process lock guards its kill state.
+		t.tg.mu.Lock()
+		dying := t.dyingChanLocked()
+		t.tg.mu.Unlock()
+		t.sleepingOn.Store(&sleep{wake: free, dying: dying})
+		sleepUntil(free, dying)
+		t.sleepingOn.Store(nil)
+		select {
+		case <-dying:
+			return unix.EINTR
+		default:
+		}
+	}
 }
 
 // ptraceOptionMask is PTRACE_O_MASK.
@@ -289,6 +325,10 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		// tracer resumes it; refused by a thread already exiting.
 		if target.state.Load() == taskRunning && !target.killPending {
 			target.trapOwed = true
+			// ptrace_signal_wake_up sets the pending-signal flag: a
+			// sleep the tracee is in ends as for a stop (semop fails
+			// with EINTR; wait4 restarts once the trap is over).
+			target.interruptLocked(int(unix.SIGSTOP))
 			if target.listening {
 				target.retrapLocked(t) // it leaves LISTEN and traps again
 			}
@@ -318,11 +358,12 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		case data > nSig:
 			return unix.EIO
 		case request == unix.PTRACE_DETACH:
+			// __ptrace_detach wakes no waiter: a real parent in the
+			// tracer's process that sleeps in a wait sees the group stop
+			// the tracing hid, or its own loss of an eligible child,
+			// only when something else wakes it.
 			unlinkTracerLocked(t, target)
 			target.resumeTracedLocked(int(data), nil)
-			// A real parent in the tracer's own process may now report
-			// the group stop its tracing hid.
-			t.tg.wakeWaitersLocked()
 		default:
 			target.traceReport = 0
 			target.resumeTracedLocked(int(data), nil)

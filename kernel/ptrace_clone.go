@@ -118,12 +118,29 @@ func (t *Task) releaseVforkParent() {
 }
 
 // waitVforkDone is wait_for_vfork_done: the parent sleeps, killably, until
-// its vfork child execs or exits. It reports whether the child did.
+// its vfork child execs or exits, taking no ptrace stop meanwhile (the
+// caller ends that with leaveKernel). The PTRACE_EVENT_VFORK stop clone
+// raised comes first: ptrace_event stops before the wait. It reports
+// whether the child did.
 func (t *Task) waitVforkDone(done chan struct{}) bool {
-	// The process lock guards the dying channel.
-	t.tg.mu.Lock()
-	dying := t.dyingChanLocked()
-	t.tg.mu.Unlock()
+	tg := t.tg
+	var dying chan struct{}
+	for {
+		// The process lock guards the dying channel and the ptrace
+		// state.
+		tg.mu.Lock()
+		dying = t.dyingChanLocked()
+		if resume := t.stopWaitLocked(); resume != nil && !t.killPending {
+			tg.mu.Unlock()
+			t.sleepingOn.Store(&sleep{wake: resume, dying: dying})
+			sleepUntil(resume, dying)
+			t.sleepingOn.Store(nil)
+			continue
+		}
+		t.inKernel = true
+		tg.mu.Unlock()
+		break
+	}
 	t.sleepingOn.Store(&sleep{wake: done, dying: dying})
 	defer t.sleepingOn.Store(nil)
 	select {

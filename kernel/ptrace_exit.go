@@ -200,11 +200,10 @@ func (t *Task) notifyTracer() bool {
 	}
 	t.traceZombie = true
 	t.traceReport = 0
-	// A traced thread's exit signal is SIGCHLD, sent to the tracer
-	// thread; the tracer's disposition does not reap it
-	// (do_notify_parent's autoreap is for untraced tasks).
-	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
-	ttg.wakeWaitersLocked()
+	// A traced thread's exit signal is SIGCHLD; the tracer's disposition
+	// does not reap it (do_notify_parent's autoreap is for untraced
+	// tasks).
+	ttg.signalTracerLocked(tracer, t)
 	return false
 }
 
@@ -212,7 +211,10 @@ func (t *Task) notifyTracer() bool {
 // thread whose tracer asked for PTRACE_O_TRACEEXIT stops before it exits,
 // whatever ends it, and its exit goes on (exitNotify, on a goroutine of
 // its own) once the tracer resumes it, detaches it or exits, or its
-// process is killed again. It reports whether the exit is held.
+// process is killed again. It reports whether the exit is held. Any other
+// exiting tracee has left the ptrace stop it may have been in, killed out
+// of it: a report of that stop the tracer has not collected is gone, as
+// task_stopped_code reports only a task still in TASK_TRACED.
 //
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
@@ -223,7 +225,11 @@ func (t *Task) holdExitForTracer() bool {
 	}
 	unlock := lockPair(tracer.tg, t.tg) // the stop and the tracer's report
 	defer unlock()
-	if t.tracer.Load() != tracer || t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
+	if t.tracer.Load() != tracer {
+		return false
+	}
+	if t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
+		t.traceReport = 0
 		return false
 	}
 	t.exitHeld = true
@@ -233,7 +239,9 @@ func (t *Task) holdExitForTracer() bool {
 }
 
 // releaseExitLocked lets a thread held at PTRACE_EVENT_EXIT finish its
-// exit.
+// exit: its tracer resumed or detached it, or a SIGKILL that starts a
+// group exit or an exec's zap_other_threads woke it (signal_wake_up with
+// fatal set ends any ptrace stop).
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -243,13 +251,25 @@ func (t *Task) releaseExitLocked() {
 		t.exitHeld = false
 		t.traceStop = 0
 		t.tg.wakeStoppedLocked()
-		k := t.tg.k
-		k.goAsync(func() {
-			var q exitQueue
-			t.exitNotify(&q)
-			q.drain(k)
-		})
+		t.tg.k.goAsync(t.finishHeldExit)
 	}
+}
+
+// finishHeldExit is the rest of do_exit for a thread released from
+// PTRACE_EVENT_EXIT: the stop is over, so a report of it its tracer has
+// not collected is gone, as in holdExitForTracer.
+func (t *Task) finishHeldExit() {
+	if tracer := t.tracer.Load(); tracer != nil {
+		// The tracer's lock guards its view of the tracee.
+		tracer.tg.mu.Lock()
+		if t.tracer.Load() == tracer {
+			t.traceReport = 0
+		}
+		tracer.tg.mu.Unlock()
+	}
+	var q exitQueue
+	t.exitNotify(&q)
+	q.drain(t.tg.k)
 }
 
 // waitExitRelease sleeps while the task's exit is held at

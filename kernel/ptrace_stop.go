@@ -18,15 +18,20 @@ import (
 // tracee takes it when it next runs; Kernel.Quiesce waits for it.
 
 // traceSignalLocked makes a traced thread stop for sig, whatever its
-// disposition (sig_ignored, ptrace_signal: its tracer decides). A call the
-// thread sleeps in is interrupted as for a stop: it goes on once the
+// disposition (sig_ignored, ptrace_signal: its tracer decides); shared
+// marks a signal sent to the process rather than to the thread. A call
+// the thread sleeps in is interrupted as for a stop: it goes on once the
 // thread is resumed, unless the tracer passes a handled signal.
 //
 // Preconditions: t.tg.mu is held; t is traced.
 //
 // +checklocks:t.tg.mu
-func (t *Task) traceSignalLocked(sig int) {
-	t.tracePending |= sigBit(sig)
+func (t *Task) traceSignalLocked(sig int, shared bool) {
+	if shared {
+		t.traceShared |= sigBit(sig)
+	} else {
+		t.tracePending |= sigBit(sig)
+	}
 	t.interruptLocked(int(unix.SIGSTOP))
 	t.nextTraceEventLocked()
 }
@@ -54,11 +59,7 @@ func (t *Task) nextTraceEventLocked() {
 			// signal, so the kept ones wait for it (doSignalStop).
 			return
 		}
-		pending := t.tracePending
-		t.tracePending = 0
-		for pending != 0 {
-			sig := nextSignal(pending)
-			pending &^= sigBit(sig)
+		for sig := t.dequeueTraceSignalLocked(); sig != 0; sig = t.dequeueTraceSignalLocked() {
 			// Queued past an init's send-time filter (a tracee's
 			// signals all are), SIGKILL and SIGSTOP act on it; the
 			// others get_signal skips.
@@ -77,7 +78,27 @@ func (t *Task) nextTraceEventLocked() {
 //
 // +checklocks:t.tg.mu
 func (t *Task) owesTraceStopLocked() bool {
-	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.notifyOwed || t.tracePending != 0
+	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.notifyOwed || t.tracePending|t.traceShared != 0
+}
+
+// dequeueTraceSignalLocked takes the next signal the thread keeps for its
+// tracer, in dequeue_signal's order: its private queue first, then its
+// process's shared one, each in next_signal's order; 0 if none.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) dequeueTraceSignalLocked() int {
+	queue := &t.tracePending
+	if *queue == 0 {
+		queue = &t.traceShared
+	}
+	if *queue == 0 {
+		return 0
+	}
+	sig := nextSignal(*queue)
+	*queue &^= sigBit(sig)
+	return sig
 }
 
 // ptraceStop takes the stop a traced thread owes, with its tracer's lock.
@@ -116,7 +137,7 @@ func (t *Task) ptraceStop() {
 // +checklocks:t.tg.mu
 func (t *Task) takeTraceStopLocked(tracer *Task) {
 	tg := t.tg
-	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending {
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.inKernel {
 		return
 	}
 	var code int32
@@ -138,16 +159,25 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	case t.trapOwed || t.notifyOwed:
 		t.trapOwed, t.notifyOwed = false, false
 		code = t.eventStopCodeLocked()
-	case t.tracePending != 0:
-		sig := nextSignal(t.tracePending)
-		t.tracePending &^= sigBit(sig)
-		code, signal = int32(sig), true
+	case t.tracePending|t.traceShared != 0:
+		code, signal = int32(t.dequeueTraceSignalLocked()), true
 		t.stopDequeued = true
 	default:
 		return
 	}
 	t.traceStop, t.traceStopSignal = code, signal
 	tracer.tg.reportTraceStopLocked(t, code)
+}
+
+// leaveKernel ends a stretch of a call during which the thread could take
+// no ptrace stop (inKernel): the stops it came to owe meanwhile are taken
+// now, after any ptrace_event stop the call raised, which comes first.
+func (t *Task) leaveKernel() {
+	// The process lock guards the thread's ptrace state.
+	t.tg.mu.Lock()
+	t.inKernel = false
+	t.nextTraceEventLocked()
+	t.tg.mu.Unlock()
 }
 
 // eventStopCodeLocked is the code of a PTRACE_EVENT_STOP trap: the group
@@ -175,7 +205,7 @@ func (t *Task) eventStopCodeLocked() int32 {
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
 	tracee.traceReport = code
 	tg.sendChildStopSignalLocked(tracee.tracer.Load())
-	tg.wakeWaitersLocked()
+	tg.wakeWaitersLocked(tracee)
 }
 
 // sendChildStopSignalLocked sends SIGCHLD for a child's or tracee's stop

@@ -59,15 +59,18 @@ func (t *Task) readyTraceeLocked(c *Task, opts int) *Task {
 // by a thread of th's own process, with a ptrace stop to report that
 // comes first on th's children list: the real parent's scan reports such
 // a child as its tracer's would (wait_consider_task's ptrace = 1 for a
-// tracee not ptrace_reparented).
+// tracee not ptrace_reparented). Only a child of a wait class the wait
+// asks for: eligible_child checks the class before wait_consider_task
+// looks at the tracing, so a child of the other class is found by the
+// tracee scan, after the children.
 //
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
-func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector) *Task {
+func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector, opts int) *Task {
 	var best *Task
 	for c := t.tg.tracees.head; c != nil; c = c.traceLink.next {
-		if c.traceReport != 0 && c.isChildLeaderOf(th) &&
+		if c.traceReport != 0 && c.isChildLeaderOf(th) && classOK(c.tg, opts) &&
 			t.traceeMatchesLocked(c, sel, 0) && (best == nil || c.tg.sibOrd < best.tg.sibOrd) {
 			best = c
 		}
@@ -106,10 +109,24 @@ func (t *Task) firstReadyTraceeOfThreadLocked(th *Task, sel waitSelector, opts i
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
-	if c.traceZombie {
+	if t.tracedZombieLocked(c) {
 		return opts&unix.WEXITED != 0
 	}
 	return c.traceReport != 0 || opts&unix.WCONTINUED != 0 && c.tg.continued.Load()
+}
+
+// tracedZombieLocked reports whether tracee c is a zombie its tracer's
+// wait reaps: one held for the tracer (C11), or the zombie leader of a
+// child of the tracer's own process, which waits on that process's ready
+// list and which ptrace_do_wait finds too (wait_task_zombie with ptrace
+// set).
+//
+// Preconditions: t.tg.mu is held; c is a tracee of t.tg.
+//
+// +checklocks:t.tg.mu
+func (t *Task) tracedZombieLocked(c *Task) bool {
+	return c.traceZombie ||
+		c == c.tg.leader.Load() && c.tg.isChildOf(t.tg) && c.tg.exitState.Load() == procZombie
 }
 
 // reportTraceeLocked reports tracee c's exit, stop or continue, and
@@ -129,7 +146,7 @@ func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *T
 	consume := opts&unix.WNOWAIT == 0
 	pid := c.pid.Load().nrIn(tg.ns)
 	switch {
-	case c.traceZombie:
+	case t.tracedZombieLocked(c):
 		if c == c.tg.leader.Load() {
 			res = t.reportLocked(c.tg)
 		} else {

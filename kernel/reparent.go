@@ -221,7 +221,28 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 			dead = append(dead, c)
 		}
 	}
+	for _, c := range moved {
+		to.adoptTracedZombieLocked(c)
+	}
 	return moved, dead
+}
+
+// adoptTracedZombieLocked handles a moved child c whose zombie leader
+// waits for a tracer in its new parent process: reparent_leader does not
+// notify a traced zombie, but it is no longer ptrace_reparented, so the
+// tracer's children scan reports it, in children-list order, as a zombie
+// child it traces (wait_consider_task with ptrace set).
+//
+// Preconditions: to.mu is held; to is c's new parent process.
+//
+// +checklocks:to.mu
+func (to *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
+	leader := c.leader.Load()
+	if tracer := leader.tracer.Load(); leader.traceZombie && tracer != nil && tracer.tg == to {
+		leader.traceZombie = false
+		c.exitState.Store(procZombie)
+		to.markReadyLocked(c)
+	}
 }
 
 // deliverPdeathSignals sends each moved child's threads' parent-death
@@ -232,12 +253,22 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 func deliverPdeathSignals(father *Task, moved []*ThreadGroup, q *exitQueue) {
 	var b exitBatch
 	for _, c := range moved {
+		type pdeath struct {
+			t   *Task
+			sig int
+		}
+		var sends []pdeath
 		// The child's lock guards its thread list.
 		c.mu.Lock()
 		for t := c.threads.head; t != nil; t = t.threadLink.next {
 			if sig := int(t.pdeathSignal.Load()); sig != 0 && killPermitted(father, t, sig) {
-				c.sendSignalViaLocked(t, sig, father.forcesOn(c), &b)
+				sends = append(sends, pdeath{t, sig})
 			}
+		}
+		// Each goes to the process through the thread whose parent died
+		// (group_send_sig_info to that thread).
+		for _, s := range sends {
+			c.sendSignalViaLocked(s.t, s.sig, father.forcesOn(c), &b)
 		}
 		c.mu.Unlock()
 	}

@@ -32,11 +32,11 @@ import (
 const SaRestart = 0x10000000
 
 // signalTakerLocked is the thread that takes a signal sent to the
-// process: target for a thread-directed one; otherwise complete_signal's
-// choice, the leader if it wants the signal (wants_signal), else the
-// first thread that does. When none does, the signal waits, shared, for
-// a thread to take it: the model gives it to the leader, or the first
-// running thread once the leader has exited; nil if none is running.
+// process: target for a thread-directed one, or the one complete_signal
+// chose; otherwise complete_signal's choice for a signal sent through the
+// leader. When no thread wants it, the signal waits, shared, for a thread
+// to take it: the model gives it to the leader, or the first running
+// thread once the leader has exited; nil if none is running.
 //
 // Preconditions: tg.mu is held.
 //
@@ -46,35 +46,87 @@ func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
 	if target != nil {
 		return target
 	}
+	if t := tg.completeSignalTargetLocked(nil); t != nil {
+		return t
+	}
 	leader := tg.leader.Load()
-	if leader.wantsSignalLocked() {
-		return leader
-	}
-	var first *Task
-	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.wantsSignalLocked() {
-			return t
-		}
-		if first == nil && t.state.Load() == taskRunning {
-			first = t
-		}
-	}
 	if leader.state.Load() == taskRunning {
 		return leader
 	}
-	return first
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.state.Load() == taskRunning {
+			return t
+		}
+	}
+	return nil
+}
+
+// completeSignalTargetLocked is complete_signal's choice of the thread
+// that takes a signal sent to the process through thread p (nil: the
+// leader; kill names a thread by any tid, a parent is notified through
+// the thread it is): p itself if it wants the signal; otherwise, in a
+// process with other threads, the first that does from
+// signal->curr_target on, which becomes the new curr_target. nil when
+// none does.
+//
+// Preconditions: tg.mu is held; p, if not nil, is a thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
+func (tg *ThreadGroup) completeSignalTargetLocked(p *Task) *Task {
+	if p == nil {
+		p = tg.leader.Load()
+	}
+	if p.wantsSignalLocked() {
+		return p
+	}
+	if tg.threads.len <= 1 {
+		return nil
+	}
+	start := tg.currTarget
+	if start == nil {
+		start = tg.threads.head
+	}
+	for t := start; ; {
+		if t.wantsSignalLocked() {
+			tg.currTarget = t
+			return t
+		}
+		if t = t.threadLink.next; t == nil {
+			t = tg.threads.head
+		}
+		if t == start {
+			return nil
+		}
+	}
+}
+
+// removeThreadLocked takes t off its process's thread list; a
+// signal->curr_target that was t moves on to the next thread
+// (__exit_signal).
+//
+// Preconditions: tg.mu is held; t is a thread of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) removeThreadLocked(t *Task) {
+	if tg.currTarget == t {
+		tg.currTarget = t.threadLink.next
+	}
+	tg.threads.remove(t, threadLinkOf)
 }
 
 // wantsSignalLocked is wants_signal: the thread runs, is not being
-// killed, and is neither in a ptrace stop nor, unless a tracer resumed
-// it, stopped with its process.
+// killed, is neither in a ptrace stop nor, unless a tracer resumed it,
+// stopped with its process, and has no signal pending yet (a sleeping
+// thread woken for one, here a ptrace stop it owes, leaves the next to
+// another thread).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
 func (t *Task) wantsSignalLocked() bool {
 	return t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
-		(t.tracer.Load() != nil || !t.tg.stopped)
+		(t.tracer.Load() != nil || !t.tg.stopped) && !t.owesTraceStopLocked()
 }
 
 // interruptLocked is signal_wake_up for a thread in an interruptible

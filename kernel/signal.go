@@ -149,17 +149,19 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) sendSignalLocked(sig int, force bool, b *exitBatch) {
-	tg.sendSignalToLocked(nil, sig, force, b)
+	tg.sendSignalViaLocked(nil, sig, force, b)
 }
 
-// sendSignalToLocked is sendSignalLocked for a signal that thread target
-// of tg takes, or, when target is nil, the thread complete_signal picks.
+// sendSignalToLocked is sendSignalLocked for a signal sent to thread
+// target of tg (shared false: it takes it), or to the process through
+// target (shared: the process's queue; nil stands for the leader), which
+// the thread complete_signal picks takes.
 //
-// Preconditions: tg.mu is held; target, if not nil, is a running thread
-// of tg.
+// Preconditions: tg.mu is held; target, if not nil, is a thread of tg,
+// running if shared is false.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
+func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, force bool, b *exitBatch) {
 	if !validSignal(sig) || tg.groupExiting || tg.liveThreads == 0 {
 		return // prepare_signal: a dying process drops what it is sent
 	}
@@ -172,13 +174,18 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
 	}
+	if shared {
+		// complete_signal runs after prepare_signal: a SIGCONT has
+		// continued the process by now.
+		target = tg.completeSignalTargetLocked(target)
+	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// A traced thread stops for every signal but SIGKILL, whatever
 		// its disposition (sig_ignored, ptrace_signal): its tracer
 		// decides.
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
-			tg.traceThreadSignalLocked(taker, sig)
+			tg.traceThreadSignalLocked(taker, sig, shared)
 			return
 		}
 	}
@@ -191,7 +198,9 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, sig int, force bool, b *
 //
 // +checklocks:tg.mu
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int) { t.traceSignalLocked(sig) }
+func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int, shared bool) {
+	t.traceSignalLocked(sig, shared)
+}
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
 // sendSignalLocked; also the signal a tracer passes on resuming a
@@ -249,7 +258,7 @@ func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b 
 // +checklocks:tg.mu
 func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 	if t.state.Load() == taskRunning {
-		tg.sendSignalToLocked(t, sig, force, nil)
+		tg.sendSignalToLocked(t, false, sig, force, nil)
 		return
 	}
 	if sig == int(unix.SIGCONT) && !tg.groupExiting && tg.liveThreads > 0 {
@@ -287,6 +296,7 @@ var stopSignals = sigBit(int(unix.SIGSTOP)) | sigBit(int(unix.SIGTSTP)) | sigBit
 func (tg *ThreadGroup) flushTracedLocked(set uint64) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.tracePending &^= set
+		t.traceShared &^= set
 	}
 }
 
@@ -404,17 +414,14 @@ func signalFromTask(sender *Task, p *Task, sig int, b *exitBatch) {
 }
 
 // sendSignalViaLocked is sendSignalLocked for a signal sent to the process
-// through thread p, which takes it if it wants it.
+// through thread p (nil: its leader), which takes it if it wants it
+// (completeSignalTargetLocked).
 //
-// Preconditions: tg.mu is held; p is a thread of tg.
+// Preconditions: tg.mu is held; p, if not nil, is a thread of tg.
 //
 // +checklocks:tg.mu
-// +checklocksignore: p.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) sendSignalViaLocked(p *Task, sig int, force bool, b *exitBatch) {
-	if !p.wantsSignalLocked() {
-		p = nil
-	}
-	tg.sendSignalToLocked(p, sig, force, b)
+	tg.sendSignalToLocked(p, true, sig, force, b)
 }
 
 // forcesOn reports whether a signal sender sends to tg is forced: the

@@ -57,7 +57,8 @@ func (tg *ThreadGroup) doSignalStop() {
 		}
 		tg.stopped, tg.stopCode, tg.stopSig = true, int32(sig), int32(sig)
 		tg.continued.Store(false)
-		tg.stopWaiting = tg.trapTracedForStopLocked() + tg.interruptSleepersForStopLocked(sig)
+		n := tg.interruptSleepersForStopLocked(sig)
+		tg.stopWaiting = tg.trapTracedForStopLocked() + n
 		stopped = tg.stopWaiting == 0
 	}
 	tg.actOnKeptSignalsLocked()
@@ -79,7 +80,7 @@ func (tg *ThreadGroup) doSignalStop() {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) actOnKeptSignalsLocked() {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.tracePending != 0 && t.tracer.Load() == nil {
+		if t.tracePending|t.traceShared != 0 && t.tracer.Load() == nil {
 			t.nextTraceEventLocked()
 		}
 	}
@@ -106,12 +107,14 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 	return n
 }
 
-// interruptSleepersForStopLocked wakes every untraced thread of a process
-// that has just stopped from the interruptible call it sleeps in
-// (do_signal_stop's signal_wake_up of each thread) and returns how many
-// it woke: each takes part in the stop once its call has taken the
-// interrupt (sigintr.go), so the parent hears of the stop only after the
-// sleepers have left their wait queues, as on Linux.
+// interruptSleepersForStopLocked wakes every thread of a process that has
+// just stopped from the interruptible call it sleeps in (do_signal_stop's
+// signal_wake_up of each thread, or ptrace_trap_notify's for a traced
+// one) and returns how many untraced ones it woke: each of those takes
+// part in the stop once its call has taken the interrupt (sigintr.go), so
+// the parent hears of the stop only after the sleepers have left their
+// wait queues, as on Linux. A traced thread takes part through its trap
+// (trapTracedForStopLocked), which it takes once its call has returned.
 //
 // Preconditions: tg.mu is held.
 //
@@ -120,10 +123,13 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.intrArmed && t.tracer.Load() == nil && t.state.Load() == taskRunning {
+		if !t.intrArmed || t.state.Load() != taskRunning {
+			continue
+		}
+		t.interruptLocked(sig)
+		if t.tracer.Load() == nil {
 			t.stopInCallOwed = true
 			n++
-			t.interruptLocked(sig)
 		}
 	}
 	return n
@@ -148,8 +154,8 @@ func (tg *ThreadGroup) participateLocked() {
 
 // continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
 // no thread owes a group stop any more, a seized thread owes its tracer a
-// PTRACE_EVENT_STOP trap (ptrace_trap_notify; one listening in such a
-// trap takes it at once), and a stopped process runs
+// PTRACE_EVENT_STOP trap (ptrace_trap_notify, which interrupts a sleep it
+// is in; one listening in such a trap takes it at once), and a stopped process runs
 // again, owes its parent a continue report, and then acts on the fatal
 // signals it was sent while stopped, in next_signal's order.
 //
@@ -165,6 +171,9 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 		t.groupStopOwed, t.stopInCallOwed, t.stopDequeued = false, false, false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.notifyOwed = true
+			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
+			// a stop.
+			t.interruptLocked(int(unix.SIGSTOP))
 			if t.listening {
 				// PTRACE_LISTEN's wake-up: the trap ends and is taken
 				// again, with the new state.
@@ -196,7 +205,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // endJobControlLocked clears the job-control state when the process
 // starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
 // continue not yet reported is lost, and so are the ptrace stops its
-// threads are in or owe (SIGKILL wakes a traced thread).
+// threads are in or owe (SIGKILL wakes a traced thread); a thread whose
+// own exit waits at PTRACE_EVENT_EXIT is woken too and finishes it.
 //
 // Preconditions: tg.mu is held.
 //
@@ -208,9 +218,10 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.exitHeld {
-			continue // SIGKILL does not end a PTRACE_EVENT_EXIT stop here
+			t.releaseExitLocked()
+			continue
 		}
-		t.traceStop, t.traceStopSignal, t.tracePending = 0, false, 0
+		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
 		t.stopInCallOwed = false
 	}
@@ -290,7 +301,7 @@ func (tg *ThreadGroup) notifyParentJobctl() {
 	if event && !hidden {
 		ptg.sendChildStopSignalLocked(tg.parent.Load())
 	}
-	ptg.wakeWaitersLocked()
+	ptg.wakeWaitersLocked(tg.leader.Load())
 	ptg.mu.Unlock()
 }
 

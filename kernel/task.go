@@ -111,6 +111,11 @@ type Task struct {
 	// nsForChildren is the pid namespace new children are created in:
 	// the task's own, or the one made by unshare(CLONE_NEWPID).
 	nsForChildren atomic.Pointer[PIDNamespace]
+	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
+	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
+	// next execve fails with EAGAIN while it still is. A fork inherits
+	// it; a fork that passes the limit check clears the caller's.
+	nprocExceeded atomic.Bool
 	// user is the User of the task's real uid: the task is on its member
 	// list and charged to it for RLIMIT_NPROC. It changes only under
 	// that user's and the next one's locks.
@@ -139,12 +144,17 @@ type Task struct {
 	// for the tracer's wait (C11).
 	traceLink link[Task]
 	// The thread's own ptrace state: its PTRACE_O_* options, the signals
-	// it will stop for (bit sig-1), the ptrace stop it is in (its code; 0
-	// when running), the code of a ptrace_event stop it owes (0: none).
+	// it will stop for (bit sig-1), sent to the thread itself
+	// (tracePending: its private queue) or to its process (traceShared:
+	// signal->shared_pending, dequeued after the private ones), the ptrace
+	// stop it is in (its code; 0 when running), the code of a ptrace_event
+	// stop it owes (0: none).
 	// +checklocks:tg.mu
 	ptraceOptions uint64
 	// +checklocks:tg.mu
 	tracePending uint64
+	// +checklocks:tg.mu
+	traceShared uint64
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees   atomic.Int32
@@ -173,6 +183,12 @@ type Task struct {
 	trapOwed bool
 	// +checklocks:tg.mu
 	notifyOwed bool
+	// inKernel is set while the thread is inside a call that sleeps
+	// killably or works past the point where a trap could stop it
+	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
+	// it leaves, as get_signal runs only on the way back to user space.
+	// +checklocks:tg.mu
+	inKernel bool
 	// exitHeld is set while the thread's exit waits in a
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
@@ -213,6 +229,11 @@ type ThreadGroup struct {
 
 	// +checklocks:mu
 	threads ilist[Task]
+	// currTarget is signal->curr_target, where complete_signal starts
+	// looking for a thread that wants a signal the one it was sent
+	// through does not (nil: the head of the thread list).
+	// +checklocks:mu
+	currTarget *Task
 	// liveThreads counts threads not yet exiting (signal->live).
 	// +checklocks:mu
 	liveThreads int
@@ -283,10 +304,11 @@ type ThreadGroup struct {
 	// ready queues.
 	// +checklocks:mu
 	nrZombies [2]int
-	// waitCh is closed and replaced to wake the process's waiters
-	// (wait_chldexit).
+	// waiters are the threads of the process asleep in wait4 or waitid
+	// (wait_chldexit), each woken only by news of a task it waits for
+	// (waitqueue.go).
 	// +checklocks:mu
-	waitCh chan struct{}
+	waiters []*childWait
 
 	isChildSubreaper  atomic.Bool
 	hasChildSubreaper atomic.Bool
@@ -315,6 +337,11 @@ type ThreadGroup struct {
 	execTask *Task
 	// +checklocks:mu
 	execWait chan struct{}
+	// credGuardFree, when not nil, is closed when the exec in progress
+	// ends (the release of signal->cred_guard_mutex), for attaches that
+	// wait for it.
+	// +checklocks:mu
+	credGuardFree chan struct{}
 
 	// The rest is the parent's view of this process, guarded by the
 	// parent's ThreadGroup.mu (checklocks cannot name a lock reached
@@ -473,40 +500,18 @@ func (t *Task) markKilledLocked() {
 	t.interruptLocked(int(unix.SIGKILL))
 }
 
-// wakeWaitersLocked wakes every thread waiting in wait4/waitid on tg
-// (__wake_up_parent).
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) wakeWaitersLocked() {
-	if tg.waitCh != nil {
-		close(tg.waitCh)
-		tg.waitCh = nil
-	}
-}
-
-// waitChanLocked returns the channel the next wake-up closes.
-//
-// Preconditions: tg.mu is held.
-//
-// +checklocks:tg.mu
-func (tg *ThreadGroup) waitChanLocked() chan struct{} {
-	if tg.waitCh == nil {
-		tg.waitCh = make(chan struct{})
-	}
-	return tg.waitCh
-}
-
 // findAliveThreadLocked returns a thread of tg that is not exiting and can
-// still adopt children (find_alive_thread), or nil.
+// still adopt children (find_alive_thread), or nil. A thread whose exit
+// waits at PTRACE_EVENT_EXIT counts: do_exit stops there before
+// exit_signals sets PF_EXITING.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
+// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) findAliveThreadLocked() *Task {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.state.Load() == taskRunning && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.exitHeld) && !t.childrenClosed.Load() {
 			return t
 		}
 	}

@@ -123,6 +123,8 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 	p := t.k.plan
 	t.arm() // the whole call is interruptible, its scans included
 	defer t.disarm()
+	w := &childWait{t: t, sel: sel, opts: opts}
+	defer tg.dequeueWaiter(w)
 	sig := 0            // an interrupting signal taken and not yet acted on
 	outForStop := false // the call left to stop and has not restarted
 	for {
@@ -216,7 +218,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0
 		}
-		wake := tg.waitChanLocked()
+		wake := tg.sleepChanLocked(w)
 		tg.mu.Unlock()
 		p.Unlock(plan.WaitScan)
 		s, err := t.sleepIntr(ctx, wake)
@@ -310,7 +312,7 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
-		if tc := t.firstTrappedChildOfThreadLocked(th, sel); tc != nil &&
+		if tc := t.firstTrappedChildOfThreadLocked(th, sel, opts); tc != nil &&
 			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd < j.sibOrd) {
 			return nil, false, tc
 		}
@@ -387,22 +389,9 @@ func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *T
 			best = c
 		}
 	}
-	if opts&unix.WALL == 0 && t.tg.tracees.head != nil {
-		// A child this process traces is eligible whatever its class.
-		other := classClone
-		if opts&unix.WCLONE != 0 {
-			other = classSIGCHLD
-		}
-		for _, r := range th.ready[other].inOrder() {
-			if best != nil && r.sibOrd > best.sibOrd {
-				break
-			}
-			if r.tracedFrom(t.tg) && t.eligibleLocked(r, sel, opts) {
-				best = r
-				break
-			}
-		}
-	}
+	// A zombie child of the other class that this process traces is
+	// eligible too, but eligible_child's class test keeps it out of the
+	// children scan: the tracee scan that follows reports it.
 	return best
 }
 

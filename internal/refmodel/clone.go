@@ -41,6 +41,10 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		m.hits["RLIMIT_NPROC"]++
 		return 0, 0, unix.EAGAIN
 	}
+	// Past the check, copy_process clears the caller's
+	// PF_NPROC_EXCEEDED; the child copied the caller's flags before.
+	inherited := cur.nprocExceeded
+	cur.nprocExceeded = false
 	if m.cfg.ThreadLimit > 0 && m.nthreads >= m.cfg.ThreadLimit {
 		return 0, 0, unix.EAGAIN
 	}
@@ -61,7 +65,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		return 0, 0, err
 	}
 
-	t := &task{pid: p, creds: creds, nice: cur.nice, serial: m.next()}
+	t := &task{pid: p, creds: creds, nice: cur.nice, serial: m.next(), nprocExceeded: inherited}
 	p.task = t
 	if has(unix.CLONE_THREAD) {
 		t.proc = pr
@@ -162,7 +166,10 @@ func (m *Model) Setresuid(tid, ruid, euid, suid int) error {
 
 // commitUIDs is cap_emulate_setxuid followed by commit_creds: capabilities
 // follow the uids, the RLIMIT_NPROC charge follows the real uid, and a
-// change of euid or fsuid clears the parent-death signal.
+// change of euid or fsuid clears the parent-death signal. A new real uid
+// first marks the task if that user already has more tasks than the
+// task's RLIMIT_NPROC (flag_nproc_exceeded, before the charge moves;
+// never uid 0), and unmarks it otherwise.
 func (m *Model) commitUIDs(t *task, old, c Creds) {
 	isRoot := func(c Creds) bool { return c.UID == 0 || c.EUID == 0 || c.SUID == 0 }
 	if isRoot(old) && !isRoot(c) {
@@ -175,6 +182,7 @@ func (m *Model) commitUIDs(t *task, old, c Creds) {
 		c.CapEffective = c.CapPermitted
 	}
 	if c.UID != old.UID {
+		t.nprocExceeded = c.UID != 0 && uint64(m.nproc[c.UID]) > t.proc.rlim[unix.RLIMIT_NPROC].Cur
 		if c.UID != 0 {
 			m.nproc[c.UID]++
 		}

@@ -10,9 +10,9 @@ import (
 // makes them with group_exec_task set). A caller that is not the leader
 // then takes the leader's place: the two exchange pids (exchange_tids),
 // the caller inherits the leader's place in the task list, and the old
-// leader, by now a zombie, is released. The process's exit signal becomes
-// SIGCHLD when a non-leader execs ("tsk->exit_signal = SIGCHLD"), since
-// the caller's own exit signal was -1.
+// leader, by now a zombie, is released. Whichever thread execs, the
+// process's exit signal becomes SIGCHLD (de_thread's "tsk->exit_signal =
+// SIGCHLD").
 //
 // The rest is process-wide: self_exec_id moves on, so children made
 // before the exec report with SIGCHLD (do_notify_parent); the handler
@@ -27,6 +27,13 @@ func (m *Model) Execve(tid int) error {
 	if t == nil || t.state != running {
 		return unix.ESRCH
 	}
+	// do_execveat_common rechecks a task set*uid marked: EAGAIN while its
+	// user is still over its RLIMIT_NPROC, the mark cleared once not.
+	if t.nprocExceeded && uint64(m.nproc[t.creds.UID]) > t.proc.rlim[unix.RLIMIT_NPROC].Cur {
+		m.hits["exec over RLIMIT_NPROC"]++
+		return unix.EAGAIN
+	}
+	t.nprocExceeded = false
 	pr := t.proc
 	if pr.groupExit {
 		return unix.EAGAIN
@@ -47,13 +54,13 @@ func (m *Model) Execve(tid int) error {
 		m.tasks[tp.nrs[0]] = old
 		t.serial = old.serial
 		pr.leader = t
-		pr.exitSignal = int(unix.SIGCHLD)
 		if pr.ns.reaper == old {
 			pr.ns.reaper = t
 		}
 		m.release(old)
 	}
 	m.hits["exec"]++
+	pr.exitSignal = int(unix.SIGCHLD)
 	pr.execSeq++
 	pr.execed = true
 	sh := &sighand{}

@@ -153,8 +153,11 @@ type task struct {
 	pdeath   int
 	creds    Creds
 	nice     int
-	serial   int  // creation order: Linux's task list order
-	dead     bool // its exit took signal->live to zero (group_dead)
+	serial   int // creation order: Linux's task list order
+	// nprocExceeded is PF_NPROC_EXCEEDED: set*uid found the new real
+	// uid over the task's RLIMIT_NPROC; execve then fails while it is.
+	nprocExceeded bool
+	dead          bool // its exit took signal->live to zero (group_dead)
 }
 
 // process is a thread group (signal_struct plus the leader's parent-side

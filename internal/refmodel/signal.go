@@ -255,7 +255,8 @@ func (m *Model) Getpriority(tid, which, who int) (int, error) {
 	return best, nil
 }
 
-// Setpriority is setpriority(2) with set_one_prio.
+// Setpriority is setpriority(2) with set_one_prio, the LSM hook
+// cap_task_setnice included.
 func (m *Model) Setpriority(tid, which, who, nice int) error {
 	t := m.task(tid)
 	if t == nil {
@@ -273,6 +274,8 @@ func (m *Model) Setpriority(tid, which, who, nice int) error {
 			err = unix.EPERM
 		case nice < p.nice && uint64(20-nice) > p.proc.rlim[unix.RLIMIT_NICE].Cur && !c.hasCap(unix.CAP_SYS_NICE):
 			err = unix.EACCES
+		case pc.CapPermitted&^c.CapPermitted != 0 && !c.hasCap(unix.CAP_SYS_NICE):
+			err = unix.EPERM // cap_task_setnice
 		default:
 			if err == unix.ESRCH {
 				err = nil

@@ -187,3 +187,19 @@ A%[1]d.getpid() == A%[1]d
 		t.Fatalf("status %d, stderr:\n%s\noutput:\n%s", status, errOut, out)
 	}
 }
+
+// A semtimedop ends by itself only while its task runs: one made by a
+// stopped task never starts, and reports EDEADLK as the kernel runner
+// does, instead of hanging the run.
+func TestTimedCallOfStoppedTaskIsStuck(t *testing.T) {
+	out, _, status := runText(t, `S = init.semget(IPC_PRIVATE, 1, 0600)
+A = init.fork()
+init.kill(A, SIGSTOP) == 0
+A.semtimedop(S, 5, {0, -1, 0}) == EDEADLK
+init.kill(A, SIGCONT) == 0
+init.getpid() == init
+`)
+	if status != 0 {
+		t.Fatalf("status %d:\n%s", status, out)
+	}
+}

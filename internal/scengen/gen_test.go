@@ -1,0 +1,79 @@
+package scengen
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"tasklist/scenario"
+)
+
+// Every area's files parse, stay within the bounds and are the same for the same seed.
+func TestGenerate(t *testing.T) {
+	for _, area := range Areas {
+		for seed := range uint64(60) {
+			src, err := Generate(area, seed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := fmt.Sprintf("%s-%d.scn", area, seed)
+			if _, err := scenario.Parse(name, []byte(src)); err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			statements := 0
+			for _, l := range strings.Split(src, "\n") {
+				if l != "" && !strings.HasPrefix(l, "#") {
+					statements++
+				}
+			}
+			if statements > MaxStatements {
+				t.Errorf("%s: %d statements, more than %d", name, statements, MaxStatements)
+			}
+			if again, _ := Generate(area, seed); again != src {
+				t.Errorf("%s: a second run gave another file", name)
+			}
+		}
+	}
+}
+
+// The picture of the tasks keeps the rules that make a file deterministic on Linux.
+func TestGeneratedFilesAvoidRaces(t *testing.T) {
+	for _, area := range Areas {
+		for seed := range uint64(200) {
+			src, _ := Generate(area, seed)
+			checkNoRaces(t, fmt.Sprintf("%s-%d", area, seed), src)
+		}
+	}
+}
+
+// checkNoRaces checks what can be read off the text: init never exits and is never signalled,
+// and no actor issues a call while its background call is pending.
+func checkNoRaces(t *testing.T, name, src string) {
+	t.Helper()
+	pending := map[string]bool{}
+	for i, l := range strings.Split(src, "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		if actor, ok := strings.CutPrefix(l, "join "); ok {
+			delete(pending, actor)
+			continue
+		}
+		call := l
+		if _, rest, ok := strings.Cut(l, " = "); ok {
+			call = rest
+		}
+		actor, rest, _ := strings.Cut(call, ".")
+		if pending[actor] {
+			t.Fatalf("%s:%d: %s calls while its background call is pending", name, i+1, actor)
+		}
+		if strings.HasSuffix(rest, "&") {
+			pending[actor] = true
+		}
+		for _, bad := range []string{"init.exit", "kill(init", "kill(-init", "tgkill(init"} {
+			if strings.Contains(l, bad) {
+				t.Fatalf("%s:%d: %q", name, i+1, l)
+			}
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package scengen
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The moves areas are made of: process and thread creation, exits, waits, signals, process
+// groups and credentials (this file); exec and ptrace, semaphores (their own files).
+
+// areaMoves weights the moves of each area; "mixed" takes a little of everything.
+var areaMoves = map[string][]move{
+	"exec": {
+		{6, mvFork}, {8, mvThread}, {8, mvAttach}, {10, mvExec}, {6, mvTracerWait}, {6, mvPtraceRequest},
+		{4, mvResume}, {4, mvExit}, {3, mvKill}, {3, mvWaitNohang}, {2, mvWaitBlock}, {3, mvGetters},
+		{2, mvSignal},
+	},
+	"wait": {
+		{10, mvFork}, {3, mvThread}, {8, mvExit}, {10, mvWaitNohang}, {6, mvWaitBlock}, {6, mvSetpgid},
+		{2, mvSetsid}, {4, mvSubreaper}, {5, mvKill}, {3, mvSignal}, {3, mvGetters}, {2, mvExec},
+		{2, mvAttach}, {2, mvTracerWait}, {2, mvResume}, {2, mvPdeath},
+	},
+	"creds": {
+		{8, mvFork}, {4, mvThread}, {10, mvSetuid}, {6, mvRlimit}, {6, mvExec}, {5, mvExit},
+		{5, mvWaitNohang}, {4, mvKill}, {3, mvPrio}, {2, mvAttach}, {2, mvPdeath}, {3, mvGetters},
+	},
+	"sem": {
+		{5, mvFork}, {4, mvThread}, {10, mvSemopNowait}, {4, mvSemTimed}, {10, mvSemopBlock},
+		{6, mvSemctl}, {5, mvKill}, {4, mvSignal}, {3, mvAttach}, {3, mvPtraceRequest}, {3, mvResume},
+		{3, mvExit}, {2, mvWaitNohang}, {1, mvNewSet},
+	},
+	"mixed": {
+		{6, mvFork}, {5, mvThread}, {5, mvExit}, {5, mvWaitNohang}, {3, mvWaitBlock}, {3, mvSetpgid},
+		{1, mvSetsid}, {2, mvSubreaper}, {4, mvKill}, {3, mvSignal}, {3, mvGetters}, {4, mvExec},
+		{4, mvAttach}, {3, mvTracerWait}, {3, mvPtraceRequest}, {3, mvResume}, {3, mvSetuid},
+		{2, mvRlimit}, {3, mvSemopNowait}, {3, mvSemopBlock}, {2, mvSemctl}, {1, mvSemTimed},
+		{1, mvPdeath}, {1, mvPrio},
+	},
+}
+
+// exitSignals are the exit signals of cloned children: none is fatal by default, since a parent
+// killed by its child's exit signal while its own call (a kill of that child) returns races
+// with the reply on Linux.
+var exitSignals = []string{"SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGCHLD", "SIGURG", "0"}
+
+func mvFork(g *gen) {
+	if !g.room() {
+		return
+	}
+	p := g.actor(nil)
+	if p == nil {
+		return
+	}
+	name := g.newName("P")
+	var call string
+	switch {
+	case g.chance(60):
+		call = "fork()"
+	case g.chance(15) && p.name != "init":
+		call = "clone(CLONE_PARENT, SIGCHLD)"
+	case g.chance(15):
+		call = "clone(CLONE_SYSVSEM, SIGCHLD)"
+	default:
+		call = fmt.Sprintf("clone(0, %s)", pick(g, exitSignals))
+	}
+	g.emit("%s = %s.%s", name, p.name, call)
+	c := &task{name: name}
+	parent := p
+	if strings.HasPrefix(call, "clone(CLONE_PARENT") {
+		parent = p.proc.parent
+	}
+	c.proc = &proc{leader: c, threads: []*task{c}, parent: parent, pgrp: p.proc.pgrp}
+	g.tasks = append(g.tasks, c)
+	g.traceEvent(p, c)
+}
+
+func mvThread(g *gen) {
+	if !g.room() {
+		return
+	}
+	p := g.actor(notInit)
+	if p == nil {
+		return
+	}
+	name := g.newName("T")
+	flags := "CLONE_THREAD|CLONE_SIGHAND|CLONE_VM"
+	if g.chance(20) {
+		flags += "|CLONE_SYSVSEM"
+	}
+	g.emit("%s = %s.clone(%s)", name, p.name, flags)
+	t := &task{name: name, proc: p.proc}
+	p.proc.threads = append(p.proc.threads, t)
+	g.tasks = append(g.tasks, t)
+	g.traceEvent(p, t)
+}
+
+func mvExit(g *gen) {
+	t := g.actor(notInit)
+	if t == nil {
+		return
+	}
+	code := g.rng.IntN(8)
+	if g.chance(30) {
+		g.emit("%s.exit_group(%d)", t.name, code)
+		g.killProc(t.proc)
+		return
+	}
+	g.emit("%s.exit(%d)", t.name, code)
+	g.markGone(t)
+}
+
+// waitOptions are wait4's extra options, WNOHANG aside.
+var waitOptions = []string{"0", "0", "0", "WUNTRACED", "WCONTINUED", "WUNTRACED|WCONTINUED", "__WCLONE",
+	"__WALL", "__WALL", "__WNOTHREAD", "WUNTRACED|__WALL"}
+
+// waitidOptions are waitid's, WNOHANG aside.
+var waitidOptions = []string{"WEXITED", "WEXITED", "WSTOPPED", "WCONTINUED", "WEXITED|WSTOPPED|WCONTINUED",
+	"WEXITED|WNOWAIT", "WEXITED|__WALL", "WSTOPPED|__WALL", "WEXITED|__WCLONE"}
+
+// waitCall returns a wait4 or waitid by a thread of p, blocking or not.
+func (g *gen) waitCall(p *proc, nohang bool) string {
+	kids := append(g.childrenOf(p), g.traceesOf(p)...)
+	if g.chance(55) {
+		sel := "-1"
+		switch n := g.rng.IntN(10); {
+		case n < 3 && len(kids) > 0:
+			sel = pick(g, kids).name
+		case n < 5:
+			sel = "0"
+		case n < 6 && len(kids) > 0:
+			sel = "-" + pick(g, kids).proc.pgrp
+		}
+		opts := pick(g, waitOptions)
+		if nohang {
+			opts = "WNOHANG|" + opts
+		}
+		return fmt.Sprintf("wait4(%s, %s)", sel, strings.TrimSuffix(opts, "|0"))
+	}
+	idtype, id := "P_ALL", "0"
+	switch n := g.rng.IntN(10); {
+	case n < 3 && len(kids) > 0:
+		idtype, id = "P_PID", pick(g, kids).name
+	case n < 5:
+		idtype = "P_PGID"
+	case n < 6 && len(kids) > 0:
+		idtype, id = "P_PGID", pick(g, kids).proc.pgrp
+	}
+	opts := pick(g, waitidOptions)
+	if nohang {
+		opts = "WNOHANG|" + opts
+	}
+	return fmt.Sprintf("waitid(%s, %s, %s)", idtype, id, opts)
+}
+
+func mvWaitNohang(g *gen) {
+	t := g.actor(func(t *task) bool { return len(g.childrenOf(t.proc))+len(g.traceesOf(t.proc)) > 0 })
+	if t == nil {
+		return
+	}
+	g.emit("%s.%s", t.name, g.waitCall(t.proc, true))
+}
+
+// mvWaitBlock starts a blocking wait, at most one per process so that no two waiters race
+// for a child; init waits in the background only rarely, as it acts for everyone else.
+func mvWaitBlock(g *gen) {
+	t := g.actor(func(t *task) bool {
+		busy := false
+		for _, o := range t.proc.threads {
+			busy = busy || o.bg == "wait"
+		}
+		return !busy && len(g.childrenOf(t.proc))+len(g.traceesOf(t.proc)) > 0 &&
+			(t.name != "init" || g.chance(10))
+	})
+	if t == nil {
+		return
+	}
+	g.background(t, "wait", g.waitCall(t.proc, false))
+}
+
+var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM", "SIGUSR1", "SIGCHLD",
+	"SIGTSTP", "SIGURG", "0"}
+
+// mvKill sends a signal to a task, its process group, or with tgkill to one thread. A stop
+// signal never goes to the sender's own process: which of its threads takes it, and so whether
+// the sender stops before its call returns, is a race on Linux; nor does a traced task send
+// signals, as the SIGCHLD its child's stop or death sends back may stop it before its call
+// returns, or not.
+func mvKill(g *gen) {
+	from := g.actor(func(t *task) bool { return t.tracer == nil })
+	to := pick(g, g.live())
+	if from == nil || to == nil {
+		return
+	}
+	sig := pick(g, killSignals)
+	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
+	switch n := g.rng.IntN(10); {
+	case stop && to.proc == from.proc:
+		return
+	case n < 6:
+		g.emit("%s.kill(%s, %s)", from.name, to.name, sig)
+		g.signalSent(to.proc, sig)
+	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp):
+		g.emit("%s.kill(-%s, %s)", from.name, to.proc.pgrp, sig)
+		for _, o := range g.live() {
+			if o.proc.leader == o && o.proc.pgrp == to.proc.pgrp {
+				g.signalSent(o.proc, sig)
+			}
+		}
+	default:
+		g.emit("%s.tgkill(%s, %s, %s)", from.name, to.proc.leader.name, to.name, sig)
+		g.signalSent(to.proc, sig)
+	}
+}
+
+// signalSent updates the picture after a signal to p.
+func (g *gen) signalSent(p *proc, sig string) {
+	if p == g.init().proc || sig == "0" {
+		return
+	}
+	switch sig {
+	case "SIGKILL":
+		g.killProc(p)
+		return
+	case "SIGSTOP", "SIGTSTP":
+		p.stopped = true
+		g.childNews(p.leader)
+	case "SIGCONT":
+		p.stopped = false
+		g.childNews(p.leader)
+	}
+	g.signalled(p)
+}
+
+func mvSignal(g *gen) {
+	t := g.actor(notInit)
+	if t == nil {
+		return
+	}
+	sig := pick(g, []string{"SIGCHLD", "SIGUSR1", "SIGTERM", "SIGTSTP", "SIGCONT", "SIGURG"})
+	if g.chance(50) {
+		g.emit("%s.signal(%s, %s)", t.name, sig, pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"}))
+		return
+	}
+	flags := pick(g, []string{"0", "SA_RESTART", "SA_NOCLDSTOP", "SA_NOCLDWAIT", "SA_RESTART|SA_NOCLDSTOP"})
+	g.emit("%s.sigaction(%s, %s, %s)", t.name, sig, pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"}), flags)
+}
+
+func mvSetpgid(g *gen) {
+	t := g.actor(notInit)
+	if t == nil {
+		return
+	}
+	switch n := g.rng.IntN(3); {
+	case n == 0:
+		g.emit("%s.setpgid(0, 0)", t.name)
+		t.proc.pgrp = t.proc.leader.name
+	case n == 1 && t.proc.parent != nil && t.proc.parent.idle():
+		g.emit("%s.setpgid(%s, 0)", t.proc.parent.name, t.proc.leader.name)
+		t.proc.pgrp = t.proc.leader.name
+	default:
+		other := pick(g, g.live())
+		if other == nil || other.proc.pgrp == "init" {
+			return
+		}
+		g.emit("%s.setpgid(0, %s)", t.name, other.proc.pgrp)
+		t.proc.pgrp = other.proc.pgrp
+	}
+}
+
+func mvSetsid(g *gen) {
+	if t := g.actor(notInit); t != nil {
+		g.emit("%s.setsid()", t.name)
+		t.proc.pgrp = t.proc.leader.name
+	}
+}
+
+func mvSubreaper(g *gen) {
+	if t := g.actor(notInit); t != nil {
+		g.emit("%s.prctl(PR_SET_CHILD_SUBREAPER, %d)", t.name, g.rng.IntN(2))
+	}
+}
+
+// mvPdeath sets a parent-death signal that is not fatal by default: a child killed by its
+// parent's death while its own call (a kill of that parent) returns races with the reply.
+func mvPdeath(g *gen) {
+	if t := g.actor(notInit); t != nil {
+		g.emit("%s.prctl(PR_SET_PDEATHSIG, %s)", t.name, pick(g, []string{"SIGCONT", "SIGURG", "SIGCHLD", "0"}))
+	}
+}
+
+func mvGetters(g *gen) {
+	t := g.actor(nil)
+	if t == nil {
+		return
+	}
+	other := pick(g, g.live())
+	switch n := g.rng.IntN(6); {
+	case n == 0:
+		g.emit("%s.getppid()", t.name)
+	case n == 1:
+		g.emit("%s.getpgrp()", t.name)
+	case n == 2:
+		g.emit("%s.gettid()", t.name)
+	case n == 3 && other != nil:
+		g.emit("%s.getpgid(%s)", t.name, other.name)
+	case n == 4 && other != nil:
+		g.emit("%s.getsid(%s)", t.name, other.name)
+	default:
+		g.emit("%s.getpid()", t.name)
+	}
+}
+
+var ids = []string{"0", "1000", "1000", "1001", "-1"}
+
+func mvSetuid(g *gen) {
+	t := g.actor(notInit)
+	if t == nil {
+		return
+	}
+	switch g.rng.IntN(4) {
+	case 0:
+		g.emit("%s.setuid(%s)", t.name, pick(g, ids[:4]))
+	case 1:
+		g.emit("%s.setresuid(%s, %s, %s)", t.name, pick(g, ids), pick(g, ids), pick(g, ids))
+	case 2:
+		g.emit("%s.setgid(%s)", t.name, pick(g, ids[:4]))
+	default:
+		g.emit("%s.setresgid(%s, %s, %s)", t.name, pick(g, ids), pick(g, ids), pick(g, ids))
+	}
+}
+
+// mvRlimit lowers or raises RLIMIT_NPROC's soft limit only: the host may withhold
+// CAP_SYS_RESOURCE, and its hard limit is its own.
+func mvRlimit(g *gen) {
+	if t := g.actor(notInit); t != nil {
+		g.emit("%s.setrlimit(RLIMIT_NPROC, %d)", t.name, g.rng.IntN(5))
+	}
+}
+
+func mvPrio(g *gen) {
+	t := g.actor(nil)
+	if t == nil {
+		return
+	}
+	which, who := "PRIO_PROCESS", "0"
+	switch g.rng.IntN(3) {
+	case 0:
+		if o := pick(g, g.live()); o != nil {
+			who = o.name
+		}
+	case 1:
+		which = "PRIO_PGRP"
+	default:
+		which, who = "PRIO_USER", pick(g, ids[:4])
+	}
+	if g.chance(50) {
+		g.emit("%s.getpriority(%s, %s)", t.name, which, who)
+		return
+	}
+	g.emit("%s.setpriority(%s, %s, %d)", t.name, which, who, g.rng.IntN(30)-10)
+}

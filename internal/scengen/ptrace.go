@@ -1,0 +1,166 @@
+package scengen
+
+import "slices"
+
+// Exec and ptrace moves.
+
+var seizeOptions = []string{"0", "0", "PTRACE_O_TRACEEXEC", "PTRACE_O_TRACEEXIT",
+	"PTRACE_O_TRACECLONE|PTRACE_O_TRACEFORK", "PTRACE_O_EXITKILL", "PTRACE_O_TRACEEXEC|PTRACE_O_TRACEEXIT"}
+
+// mvAttach makes init or another process trace a task, seized or attached. A tracer is never
+// traced itself: the stop its call causes sends it SIGCHLD, and whether it stops for that
+// before its call returns is a race on Linux.
+func mvAttach(g *gen) {
+	tracer := g.actor(func(t *task) bool { return t.tracer == nil && (t.name == "init" || g.chance(40)) })
+	target := pick(g, g.live())
+	if tracer == nil || target == nil || target.tracer != nil || target.proc == tracer.proc {
+		return
+	}
+	if g.chance(25) {
+		g.emit("%s.ptrace(PTRACE_ATTACH, %s)", tracer.name, target.name)
+		target.held = true
+	} else {
+		opts := pick(g, seizeOptions)
+		g.emit("%s.ptrace(PTRACE_SEIZE, %s, 0, %s)", tracer.name, target.name, opts)
+		target.traceNew = opts == "PTRACE_O_TRACECLONE|PTRACE_O_TRACEFORK"
+		target.traceExec = opts == "PTRACE_O_TRACEEXEC" || opts == "PTRACE_O_TRACEEXEC|PTRACE_O_TRACEEXIT"
+		target.held = target.proc.stopped
+	}
+	target.tracer = tracer
+}
+
+// traceEvent records a new task c made by p: with PTRACE_O_TRACEFORK or TRACECLONE both
+// stop, and c starts traced by p's tracer.
+func (g *gen) traceEvent(p, c *task) {
+	if p.tracer == nil || !p.traceNew {
+		return
+	}
+	p.held = true
+	c.tracer, c.held, c.traceNew = p.tracer, true, true
+}
+
+// tracedPair returns a tracee whose tracer can act now.
+func (g *gen) tracedPair() (tracer, tracee *task) {
+	var tracees []*task
+	for _, t := range g.live() {
+		if t.tracer != nil && t.tracer.idle() && t.tracer.tracer == nil {
+			tracees = append(tracees, t)
+		}
+	}
+	t := pick(g, tracees)
+	if t == nil {
+		return nil, nil
+	}
+	return t.tracer, t
+}
+
+func mvPtraceRequest(g *gen) {
+	tr, t := g.tracedPair()
+	if t == nil {
+		return
+	}
+	switch n := g.rng.IntN(12); {
+	case n < 4:
+		sig := "0"
+		if g.chance(15) {
+			sig = "SIGUSR1"
+		}
+		g.emit("%s.ptrace(PTRACE_CONT, %s, 0, %s)", tr.name, t.name, sig)
+		t.held = t.proc.stopped
+	case n < 7:
+		g.emit("%s.ptrace(PTRACE_INTERRUPT, %s)", tr.name, t.name)
+		t.held, t.poked = true, t.bg != ""
+	case n < 8:
+		g.emit("%s.ptrace(PTRACE_LISTEN, %s)", tr.name, t.name)
+	case n < 10 && t.held:
+		// Only a tracee in a stop can be detached: the picture must not
+		// count as untraced one whose DETACH failed.
+		g.emit("%s.ptrace(PTRACE_DETACH, %s, 0, 0)", tr.name, t.name)
+		t.tracer, t.held = nil, t.proc.stopped
+		g.pokeWaiters(t.proc)
+	case n < 10:
+		g.emit("%s.ptrace(PTRACE_INTERRUPT, %s)", tr.name, t.name)
+		t.held, t.poked = true, t.bg != ""
+	default:
+		g.emit("%s.ptrace(PTRACE_KILL, %s)", tr.name, t.name)
+		g.killProc(t.proc)
+	}
+}
+
+// mvTracerWait reports a tracee's stop or exit to its tracer; an exec waiting for the
+// tracee's release may then go on.
+func mvTracerWait(g *gen) {
+	tr, t := g.tracedPair()
+	if t == nil {
+		return
+	}
+	switch g.rng.IntN(3) {
+	case 0:
+		g.emit("%s.wait4(-1, WNOHANG|__WALL)", tr.name)
+	case 1:
+		g.emit("%s.wait4(%s, WNOHANG|__WALL)", tr.name, t.name)
+	default:
+		g.emit("%s.waitid(P_ALL, 0, WNOHANG|WEXITED|WSTOPPED|__WALL)", tr.name)
+	}
+	for _, o := range t.proc.threads {
+		if o.bg == "exec" {
+			o.poked = true
+		}
+	}
+}
+
+// mvResume lets a task that may be stopped run again: its tracer resumes it, or init
+// continues its process.
+func mvResume(g *gen) {
+	if tr, t := g.tracedPair(); t != nil && t.held {
+		g.emit("%s.ptrace(PTRACE_CONT, %s, 0, 0)", tr.name, t.name)
+		t.held = t.proc.stopped
+		return
+	}
+	if !g.init().idle() {
+		return
+	}
+	for _, t := range g.live() {
+		if t.proc.stopped && t.proc.leader == t {
+			g.emit("init.kill(%s, SIGCONT)", t.name)
+			g.signalSent(t.proc, "SIGCONT")
+			return
+		}
+	}
+}
+
+// mvExec execs in a task: in the background when the exec may have to wait for a traced
+// sibling's release or stop for its own tracer.
+func mvExec(g *gen) {
+	t := g.actor(notInit)
+	if t == nil {
+		return
+	}
+	waits := t.tracer != nil || slices.ContainsFunc(t.proc.threads, func(o *task) bool {
+		return o != t && !o.gone && o.tracer != nil
+	})
+	if waits {
+		g.background(t, "exec", "execve()")
+	} else {
+		g.emit("%s.execve()", t.name)
+	}
+	for _, o := range t.proc.threads {
+		if o != t {
+			o.gone = true
+		}
+	}
+	if t.proc.leader != t {
+		t.proc.leader = t
+	}
+	t.proc.threads = []*task{t}
+	if t.tracer != nil {
+		t.held = true
+	}
+}
+
+// execDone records that a background exec has returned.
+func (g *gen) execDone(t *task) {
+	if t.tracer != nil && (t.traceExec || !t.traceNew) {
+		t.held = true
+	}
+}

@@ -50,89 +50,65 @@ type copier struct {
 	hands map[*sighand]*sighand
 }
 
-func (c *copier) namespace(ns *namespace) *namespace {
-	if ns == nil {
+// memo returns the copy of x in seen, making it first if there is none:
+// a shallow copy whose pointers fill then redirects into the new graph.
+func memo[T any](seen map[*T]*T, x *T, fill func(n *T)) *T {
+	if x == nil {
 		return nil
 	}
-	if n, ok := c.nss[ns]; ok {
+	if n, ok := seen[x]; ok {
 		return n
 	}
-	n := &namespace{}
-	c.nss[ns] = n
-	*n = *ns
-	n.parent = c.namespace(ns.parent)
-	n.pids = make(map[int]*pid, len(ns.pids))
-	for nr, p := range ns.pids {
-		n.pids[nr] = c.pid(p)
-	}
-	n.reaper = c.task(ns.reaper)
+	n := new(T)
+	*n = *x
+	seen[x] = n // before fill, so that cycles end here
+	fill(n)
 	return n
+}
+
+func (c *copier) namespace(ns *namespace) *namespace {
+	return memo(c.nss, ns, func(n *namespace) {
+		n.parent = c.namespace(ns.parent)
+		n.pids = make(map[int]*pid, len(ns.pids))
+		for nr, p := range ns.pids {
+			n.pids[nr] = c.pid(p)
+		}
+		n.reaper = c.task(ns.reaper)
+	})
 }
 
 func (c *copier) pid(p *pid) *pid {
-	if p == nil {
-		return nil
-	}
-	if n, ok := c.pids[p]; ok {
-		return n
-	}
-	n := &pid{}
-	c.pids[p] = n
-	*n = *p
-	n.ns = c.namespace(p.ns)
-	n.nrs = slices.Clone(p.nrs)
-	n.task = c.task(p.task)
-	return n
+	return memo(c.pids, p, func(n *pid) {
+		n.ns = c.namespace(p.ns)
+		n.nrs = slices.Clone(p.nrs)
+		n.task = c.task(p.task)
+	})
 }
 
 func (c *copier) task(t *task) *task {
-	if t == nil {
-		return nil
-	}
-	if n, ok := c.tasks[t]; ok {
-		return n
-	}
-	n := &task{}
-	c.tasks[t] = n
-	*n = *t
-	n.pid = c.pid(t.pid)
-	n.proc = c.process(t.proc)
-	n.children = mapSlice(t.children, c.process)
-	return n
+	return memo(c.tasks, t, func(n *task) {
+		n.pid = c.pid(t.pid)
+		n.proc = c.process(t.proc)
+		n.children = mapSlice(t.children, c.process)
+	})
 }
 
 func (c *copier) process(pr *process) *process {
-	if pr == nil {
-		return nil
-	}
-	if n, ok := c.procs[pr]; ok {
-		return n
-	}
-	n := &process{}
-	c.procs[pr] = n
-	*n = *pr
-	n.leader = c.task(pr.leader)
-	n.threads = mapSlice(pr.threads, c.task)
-	n.ns = c.namespace(pr.ns)
-	n.parent = c.task(pr.parent)
-	n.sighand = c.sighand(pr.sighand)
-	n.pgrp, n.sess = c.pid(pr.pgrp), c.pid(pr.sess)
-	n.zapping = c.task(pr.zapping)
-	n.tracer = c.task(pr.tracer)
-	return n
+	return memo(c.procs, pr, func(n *process) {
+		n.leader = c.task(pr.leader)
+		n.threads = mapSlice(pr.threads, c.task)
+		n.ns = c.namespace(pr.ns)
+		n.parent = c.task(pr.parent)
+		n.sighand = c.sighand(pr.sighand)
+		n.pgrp, n.sess = c.pid(pr.pgrp), c.pid(pr.sess)
+		n.zapping = c.task(pr.zapping)
+		n.tracer = c.task(pr.tracer)
+	})
 }
 
+// sighand copies a handler table; act is an array, copied by value.
 func (c *copier) sighand(h *sighand) *sighand {
-	if h == nil {
-		return nil
-	}
-	if n, ok := c.hands[h]; ok {
-		return n
-	}
-	n := &sighand{}
-	*n = *h // act is an array: copied by value
-	c.hands[h] = n
-	return n
+	return memo(c.hands, h, func(*sighand) {})
 }
 
 func mapSlice[T any](s []T, f func(T) T) []T {
@@ -155,10 +131,40 @@ func (m *Model) Equal(o *Model) bool {
 }
 
 // Hash returns a hash of m's state; models that are Equal have the same
-// hash.
+// hash. It reads a few fields of each task, so that it is cheap next to
+// Equal, which compares everything.
 func (m *Model) Hash() uint64 {
+	h := mix(uint64(m.seq), uint64(m.nthreads), uint64(len(m.queue)), uint64(len(m.nss)))
+	nr := func(p *pid) uint64 {
+		if p == nil {
+			return 0
+		}
+		return uint64(p.nrs[0])
+	}
+	tid := func(t *task) uint64 {
+		if t == nil {
+			return 0
+		}
+		return nr(t.pid)
+	}
+	for id, t := range m.tasks {
+		pr := t.proc
+		// A sum: the map's order does not matter.
+		h += mix(uint64(id), uint64(t.state), uint64(t.exitCode), uint64(t.nice), uint64(len(t.children)),
+			uint64(t.serial), tid(pr.leader), tid(pr.parent), tid(pr.tracer), nr(pr.pgrp), nr(pr.sess),
+			uint64(pr.exitState), uint64(pr.live), uint64(pr.ptStop), uint64(pr.exitCode))
+	}
+	return h
+}
+
+// mix hashes a few words (FNV-1a over their bytes).
+func mix(words ...uint64) uint64 {
 	h := fnv.New64a()
-	h.Write(m.fingerprint())
+	var b [8]byte
+	for _, w := range words {
+		binary.LittleEndian.PutUint64(b[:], w)
+		h.Write(b[:])
+	}
 	return h.Sum64()
 }
 

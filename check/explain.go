@@ -1,0 +1,70 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// explain says where a history that is not linearizable gets stuck: for
+// each partition the model cannot order in full, the longest order of its
+// calls the model accepts, and what the model would return for each call
+// that could come next.
+func explain(init *state, ops []porcupine.Operation, info porcupine.LinearizationInfo) string {
+	var b strings.Builder
+	parts := partition(init, ops)
+	partials := info.PartialLinearizationsOperations()
+	for i, part := range parts {
+		if i >= len(partials) {
+			break
+		}
+		var longest []porcupine.Operation
+		for _, l := range partials[i] {
+			if len(l) > len(longest) {
+				longest = l
+			}
+		}
+		if len(longest) == len(part) {
+			continue
+		}
+		name := "task calls"
+		if part[0].Input.(call).kind.semaphore() {
+			name = "semaphore calls"
+		}
+		fmt.Fprintf(&b, "\n%s: the model accepts at most %d of %d calls in an order their times allow", name, len(longest), len(part))
+		s := init
+		placed := map[int64]bool{} // by call time, which is unique
+		for _, op := range longest {
+			_, s = s.step(op.Input.(call), op.Output.(outcome))
+			placed[op.Call] = true
+		}
+		var rest []porcupine.Operation
+		for _, op := range part {
+			if !placed[op.Call] {
+				rest = append(rest, op)
+			}
+		}
+		firstReturn := slices.MinFunc(rest, func(a, b porcupine.Operation) int { return int(a.Return - b.Return) }).Return
+		b.WriteString("; then none of these can come next:")
+		for _, op := range rest {
+			if op.Call > firstReturn {
+				continue
+			}
+			c, o := op.Input.(call), op.Output.(outcome)
+			fmt.Fprintf(&b, "\n  %s = %s", c, o)
+			if c.kind.semaphore() {
+				continue
+			}
+			want, _ := s.tasks.apply(c, o)
+			switch {
+			case c.kind == kObserve && want.obs != nil:
+				fmt.Fprintf(&b, "\n    differs from the model's: %s", o.obs.diff(want.obs))
+			case c.kind != kObserve:
+				fmt.Fprintf(&b, "\n    the model returns %s", want)
+			}
+		}
+	}
+	return b.String()
+}

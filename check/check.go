@@ -249,7 +249,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 
 // checkTimeout bounds porcupine on one round; rounds are small, so it is
 // reached only by a pathological history, counted as undecided.
-const checkTimeout = 10 * time.Second
+const checkTimeout = 5 * time.Second
 
 var runMu sync.Mutex
 

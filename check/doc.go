@@ -60,10 +60,11 @@
 // A history is split into partitions whose calls commute, which porcupine
 // checks separately: the task calls of the workers, of each race (each
 // race has tasks of its own and an observation of them), and the calls on
-// each family of semaphore sets (one key's sets, or one private set). A
-// round whose workers call get/setpriority(PRIO_USER), which reads every
-// task, checks its task calls as one partition; a quarter of the rounds
-// are drawn so.
+// each family of semaphore sets (one key's sets, or one private set). The
+// workers' processes run as a user of their own, so that none of their
+// calls, not even kill(-1) or PRIO_USER, reaches a race's tasks, which are
+// root's; the workers' semaphore calls are made by root processes of
+// their own.
 //
 // # Violations
 //

@@ -112,10 +112,10 @@ func porcupineModel(init *state) porcupine.Model {
 
 // partition splits a history into partitions whose calls commute with
 // every other partition's: the task calls of each part of the table (the
-// workers' tasks, and each race's own; all of them together when a call
-// reads every task), and the calls on each family of semaphore sets (the
-// sets of one key, or one private set). Each part has its own final
-// observation, of its own tasks. init holds the sets the setup made.
+// workers' tasks, and each race's own), and the calls on each family of
+// semaphore sets (the sets of one key, or one private set). Each part has
+// its own final observation, of its own tasks. init holds the sets the
+// setup made.
 func partition(init *state, h []porcupine.Operation) [][]porcupine.Operation {
 	family := map[int]string{} // set id → family
 	for id, set := range init.sems.sets {
@@ -127,21 +127,13 @@ func partition(init *state, h []porcupine.Operation) [][]porcupine.Operation {
 			family[o.val] = semFamily(c.arg, o.val)
 		}
 	}
-	global := false
-	for _, op := range h {
-		global = global || op.Input.(call).global()
-	}
 	tasks := map[int][]porcupine.Operation{}
 	sems := map[string][]porcupine.Operation{}
 	var order []string
 	for _, op := range h {
 		c := op.Input.(call)
 		if !c.kind.semaphore() {
-			part := c.part
-			if global {
-				part = 0
-			}
-			tasks[part] = append(tasks[part], op)
+			tasks[c.part] = append(tasks[c.part], op)
 			continue
 		}
 		var f string

@@ -27,7 +27,8 @@ const (
 	kGetpriority
 	kSetpriority
 	kTraceme
-	kObserve // not a call: what the table holds after the burst
+	kSetresuid // made by the setup only
+	kObserve   // not a call: what the table holds after the burst
 	// kCloneNice is not a call either: the moment a clone copies its
 	// caller's nice value into the new task. Linux copies it in
 	// dup_task_struct, before the child is linked (attach_pid), so a
@@ -42,7 +43,7 @@ const (
 var kindNames = [...]string{
 	kClone: "clone", kExit: "exit", kExitGroup: "exit_group", kWait4: "wait4", kWaitid: "waitid",
 	kSetpgid: "setpgid", kSetsid: "setsid", kKill: "kill", kGetpriority: "getpriority",
-	kSetpriority: "setpriority", kTraceme: "ptrace(TRACEME)", kObserve: "observe",
+	kSetpriority: "setpriority", kTraceme: "ptrace(TRACEME)", kSetresuid: "setresuid", kObserve: "observe",
 	kCloneNice: "clone's copy of nice",
 	kSemget:    "semget", kSemop: "semop", kSemctl: "semctl",
 }
@@ -60,16 +61,15 @@ type call struct {
 	caller int // root pid of the calling task; 0 for the observation
 	// pid is the pid argument: wait4's pid (negative: a group), waitid's
 	// id, setpgid's pid, kill's pid (negative: a group), get/setpriority's
-	// who for PRIO_PROCESS and PRIO_PGRP.
+	// who (a uid for PRIO_USER).
 	pid int
 	// pgid is setpgid's pgid.
 	pgid int
 	// arg is clone's exit signal, exit's code, kill's signal, the
-	// priority calls' which, waitid's idtype, semget's key, semctl's
-	// command.
+	// priority calls' which, waitid's idtype, setresuid's uid, semget's
+	// key, semctl's command.
 	arg int
-	// arg2 is setpriority's nice, PRIO_USER's who, semget's nsems,
-	// semctl's semnum.
+	// arg2 is setpriority's nice, semget's nsems, semctl's semnum.
 	arg2 int
 	// arg3 is SETVAL's value and semget's flags.
 	arg3  int
@@ -86,11 +86,6 @@ type call struct {
 	// the tasks an observation reads.
 	part int
 	pids []int
-}
-
-// global reports whether c reads or changes tasks of every partition.
-func (c call) global() bool {
-	return c.kind == kKill && c.pid == -1 || (c.kind == kGetpriority || c.kind == kSetpriority) && c.arg == unix.PRIO_USER
 }
 
 // outcome is what a call returned.
@@ -138,11 +133,13 @@ func (c call) run(ctx context.Context, t *kernel.Task) outcome {
 	case kKill:
 		o.err = t.Kill(c.pid, c.arg)
 	case kGetpriority:
-		o.val, o.err = t.Getpriority(c.arg, c.who())
+		o.val, o.err = t.Getpriority(c.arg, c.pid)
 	case kSetpriority:
-		o.err = t.Setpriority(c.arg, c.who(), c.arg2)
+		o.err = t.Setpriority(c.arg, c.pid, c.arg2)
 	case kTraceme:
 		o.err = t.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0)
+	case kSetresuid:
+		o.err = t.Setresuid(c.arg, c.arg, c.arg)
 	case kSemget:
 		o.val, o.err = t.Semget(int32(c.arg), c.arg2, c.arg3)
 	case kSemop:
@@ -178,14 +175,6 @@ func (c call) run(ctx context.Context, t *kernel.Task) outcome {
 // root init, so that both compare equal.
 var errInitExit = errors.New("attempted to kill init")
 
-// who is the priority calls' who.
-func (c call) who() int {
-	if c.arg == unix.PRIO_USER {
-		return c.arg2
-	}
-	return c.pid
-}
-
 // String describes c as a call: "17: setpgid(0, 12)".
 func (c call) String() string {
 	var args string
@@ -202,10 +191,12 @@ func (c call) String() string {
 		args = fmt.Sprintf("%d, %d", c.pid, c.pgid)
 	case kKill:
 		args = fmt.Sprintf("%d, %s", c.pid, signalName(c.arg))
+	case kSetresuid:
+		args = fmt.Sprintf("%d, %d, %d", c.arg, c.arg, c.arg)
 	case kGetpriority:
-		args = fmt.Sprintf("%s, %d", prioNames[c.arg], c.who())
+		args = fmt.Sprintf("%s, %d", prioNames[c.arg], c.pid)
 	case kSetpriority:
-		args = fmt.Sprintf("%s, %d, %d", prioNames[c.arg], c.who(), c.arg2)
+		args = fmt.Sprintf("%s, %d, %d", prioNames[c.arg], c.pid, c.arg2)
 	case kSemget:
 		key := fmt.Sprintf("%#x", c.arg)
 		if c.arg == unix.IPC_PRIVATE {

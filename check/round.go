@@ -93,6 +93,11 @@ func (r *runner) do(ctx context.Context, s step, setup bool) bool {
 		c.id = r.ids[s.slot]
 	}
 	r.w.meets[s.rendezvous].meet()
+	if s.lag > 0 {
+		// A spin, not a sleep: the side must stay on its processor.
+		for until := time.Now().Add(time.Duration(s.lag)); time.Now().Before(until); {
+		}
+	}
 	rec := record{client: r.client, c: c, race: s.rendezvous, start: r.w.clock.Add(1)}
 	r.inFlight.Store(&rec)
 	rec.o = c.run(ctx, actor)
@@ -177,6 +182,7 @@ func (m *meeting) meet() {
 
 // roundResult is what a round found.
 type roundResult struct {
+	setup     []record
 	burst     []record
 	ops       int // operations checked
 	violation *Violation
@@ -281,7 +287,7 @@ func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duratio
 	for _, r := range all[1:] {
 		burst = append(burst, r.records...)
 	}
-	res := roundResult{burst: burst, ops: len(burst)}
+	res := roundResult{setup: setup.records, burst: burst, ops: len(burst)}
 	var problems []string
 	kinds := ""
 	if err := k.CheckInvariants(); err != nil {

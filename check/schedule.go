@@ -31,10 +31,6 @@ type schedule struct {
 	// results and final state depend on it: 0 for the workers' tasks, one
 	// of its own for each race (see partition).
 	parts []int
-	// global is set when the workers make calls that read every task
-	// (getpriority and setpriority of PRIO_USER): the task calls are then
-	// checked as one partition.
-	global bool
 }
 
 // slot is a semaphore set of the setup; keyed sets can be removed and
@@ -83,9 +79,16 @@ type step struct {
 	sops            []sem.Sembuf
 	timed, sleeps   bool
 	rendezvous      int // nonzero: start together with the other step of that number
-	makesTask       bool
-	part            int // the partition of the call, as for schedule.parts
+	// lag is how long, in nanoseconds, a step of a race waits after the
+	// rendezvous: the races' two sides start at offsets drawn from a few
+	// microseconds, as wide as their windows, so that runs sweep them.
+	lag       int
+	makesTask bool
+	part      int // the partition of the call, as for schedule.parts
 }
+
+// workerUID is the user the workers' processes run as.
+const workerUID = 1000
 
 // Sizes of a round.
 const (
@@ -114,6 +117,9 @@ type layout struct {
 	// racers are processes that only racers use: a walk's caller, a
 	// removal's caller, a sleeper.
 	racers []ref
+	// helpers make each worker's semaphore calls: root's processes,
+	// which may use every set.
+	helpers []ref
 }
 
 // builder draws a schedule.
@@ -130,12 +136,11 @@ type builder struct {
 func newSchedule(seed uint64, workers, steps int) schedule {
 	b := &builder{r: rand.New(rand.NewPCG(seed, 0x636865636b)), l: layout{members: map[ref][]ref{}}}
 	b.nices = b.r.Perm(40)
-	b.s.global = b.r.IntN(4) == 0
 	b.makeSetup(workers)
 	b.s.workers = make([][]step, workers)
 	owners := b.assignOwners(workers)
 	for w := range workers {
-		b.s.workers[w] = b.randomSteps(owners[w], steps)
+		b.s.workers[w] = b.randomSteps(owners[w], b.l.helpers[w], steps)
 	}
 	b.addRaces()
 	return b.s
@@ -185,6 +190,13 @@ func (b *builder) makeSetup(workers int) {
 	for sess := range sessions {
 		leader := fork(0, sess)
 		b.add(step{kind: kSetsid, actor: leader})
+		// The races' processes of the session: root's, like every task
+		// but the workers'.
+		parent := fork(leader, sess)
+		// The workers' processes run as workerUID, so that no call they
+		// make, not even kill(-1) or PRIO_USER, reaches another user's
+		// tasks: the races' tasks, whose calls are checked apart.
+		b.add(step{kind: kSetresuid, actor: leader, arg: workerUID})
 		b.l.groups = append(b.l.groups, []ref{leader})
 		b.l.members[leader] = []ref{leader}
 		procs := []ref{leader}
@@ -203,14 +215,14 @@ func (b *builder) makeSetup(workers int) {
 				procs = append(procs, m)
 			}
 			b.l.groups[sess] = append(b.l.groups[sess], first)
-			b.add(step{kind: kSetpriority, actor: leader, arg: unix.PRIO_PGRP, pid: pidOf(first), arg2: b.nextNice()})
 		}
-		b.add(step{kind: kSetpriority, actor: leader, arg: unix.PRIO_PGRP, pid: lit(0), arg2: b.nextNice()})
+		// By root, which may set any value.
+		for _, g := range b.l.groups[sess] {
+			b.add(step{kind: kSetpriority, actor: 0, arg: unix.PRIO_PGRP, pid: pidOf(g), arg2: b.nextNice()})
+		}
 		b.l.procs = append(b.l.procs, procs)
-		// Two groups for a walk to race a move over; their processes are
-		// the racers' own, children of a process of their own, so that no
-		// worker's call sees them.
-		parent := fork(leader, sess)
+		// Two groups for a walk to race a move over, children of the
+		// races' process, so that no worker's call sees them.
 		part = b.newPart()
 		var walk [2]ref
 		for i := range walk {
@@ -245,6 +257,9 @@ func (b *builder) makeSetup(workers int) {
 	}
 	for range sessions + 2*sleeperCount {
 		b.l.racers = append(b.l.racers, fork(0, -1))
+	}
+	for range workers {
+		b.l.helpers = append(b.l.helpers, fork(0, -1))
 	}
 	for i := range keyedSlots + privateSlots {
 		key := unix.IPC_PRIVATE
@@ -320,8 +335,9 @@ func (a *actorState) pick(r *rand.Rand) (int, bool) {
 	return live[r.IntN(len(live))], true
 }
 
-// randomSteps draws n steps for a worker owning tasks.
-func (b *builder) randomSteps(tasks []ref, n int) []step {
+// randomSteps draws n steps for a worker owning tasks, whose semaphore
+// calls helper makes.
+func (b *builder) randomSteps(tasks []ref, helper ref, n int) []step {
 	a := &actorState{}
 	for _, t := range tasks {
 		a.refs = append(a.refs, t)
@@ -336,6 +352,9 @@ func (b *builder) randomSteps(tasks []ref, n int) []step {
 		}
 		s, ok := b.randomStep(a, i)
 		if ok {
+			if s.kind.semaphore() {
+				s.actor = helper
+			}
 			steps = append(steps, s)
 		}
 	}
@@ -426,11 +445,7 @@ func (b *builder) randomStep(a *actorState, i int) (step, bool) {
 		case 3:
 			s.pid = lit(0)
 		default:
-			if !b.s.global {
-				s.pid = groupOf(someGroup())
-				break
-			}
-			s.pid, s.arg = lit(-1), 0 // -1 reaches the TRACEME children too: no real signal
+			s.pid = lit(-1) // every process of the workers' user
 		}
 	case 9, 10:
 		s.kind = kGetpriority
@@ -445,11 +460,8 @@ func (b *builder) randomStep(a *actorState, i int) (step, bool) {
 		case 4, 5:
 			s.arg, s.pid = unix.PRIO_PROCESS, someTarget()
 		default:
-			if !b.s.global || s.kind == kSetpriority && r.IntN(3) != 0 {
-				s.arg, s.pid = unix.PRIO_PROCESS, lit(0)
-				break
-			}
-			s.arg = unix.PRIO_USER // who 0: root, which owns every task
+			// The workers' user: who 0 is the caller's.
+			s.arg, s.pid = unix.PRIO_USER, lit([]int{0, workerUID}[r.IntN(2)])
 		}
 	case 11, 12:
 		s.kind, s.slot, s.timed = kSemop, r.IntN(len(b.s.slots)), choice == 12
@@ -508,6 +520,7 @@ func (b *builder) addRaces() {
 	race := func(a, c []step) {
 		meet++
 		a[0].rendezvous, c[0].rendezvous = meet, meet
+		b.lag(&a[0], &c[0])
 		b.s.racers = append(b.s.racers, a, c)
 		b.s.phase = append(b.s.phase, phase, phase)
 	}
@@ -545,12 +558,26 @@ func (b *builder) addRaces() {
 		}
 		meet++
 		sleep.rendezvous, rmid[0].rendezvous = meet, meet
+		b.lag(&sleep, &rmid[0])
 		b.s.sleepers = append(b.s.sleepers, []step{sleep})
 		b.s.racers = append(b.s.racers, rmid)
 		b.s.phase = append(b.s.phase, phase)
 		sleeperPhases = append(sleeperPhases, phase)
 	}
 	b.s.phase = append(b.s.phase, sleeperPhases...)
+}
+
+// lags are the offsets a race's sides start at, in nanoseconds.
+var lags = []int{0, 0, 0, 500, 1000, 2000, 4000}
+
+// lag delays one side of a race, drawn at random, by one of lags.
+func (b *builder) lag(x, y *step) {
+	d := lags[b.r.IntN(len(lags))]
+	if b.r.IntN(2) == 0 {
+		x.lag = d
+	} else {
+		y.lag = d
+	}
 }
 
 func (l layout) sleeperCount() int { return (len(l.racers) - len(l.walks)) / 2 }

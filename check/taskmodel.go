@@ -201,7 +201,7 @@ func (s *taskState) applyTo(n *taskState, c call, o outcome) outcome {
 	case kKill:
 		want.err = m.Kill(tid, n.selector(c.pid), c.arg)
 	case kGetpriority, kSetpriority:
-		who := c.who()
+		who := c.pid
 		if c.arg != unix.PRIO_USER {
 			who = n.tid(who)
 		}
@@ -212,6 +212,8 @@ func (s *taskState) applyTo(n *taskState, c call, o outcome) outcome {
 		}
 	case kTraceme:
 		want.err = m.Ptrace(tid, unix.PTRACE_TRACEME, 0, 0, 0)
+	case kSetresuid:
+		want.err = m.Setresuid(tid, c.arg, c.arg, c.arg)
 	}
 	if errors.Is(want.err, refmodel.ErrInitExit) {
 		want.err = errInitExit

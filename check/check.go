@@ -91,7 +91,6 @@ type Violation struct {
 	Goroutines, Calls int
 
 	setup, burst []record
-	clients      int
 	model        porcupine.Model
 	info         porcupine.LinearizationInfo
 }
@@ -225,7 +224,7 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		seed := seeds.Uint64()
 		res := round(opt.Plan, newSchedule(seed, opt.Workers, opt.Steps), locks, checkTimeout)
 		rep.Rounds++
-		rep.Ops += res.ops
+		rep.Ops += len(res.burst)
 		if res.unknown {
 			rep.Undecided++
 		}

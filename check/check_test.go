@@ -5,7 +5,6 @@ import (
 	"os"
 	"reflect"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,7 +94,7 @@ func (h *history) seq(c call, o outcome) {
 	h.setup = append(h.setup, record{c: c, o: o, start: h.clock - 1, end: h.clock})
 }
 
-func verdict(t *testing.T, h *history, burst []record) porcupine.CheckResult {
+func judge(t *testing.T, h *history, burst []record) porcupine.CheckResult {
 	t.Helper()
 	init, err := initialState(h.setup)
 	if err != nil {
@@ -130,7 +129,7 @@ func TestCloneCopiesNiceEarly(t *testing.T) {
 			{pid: 2, tgid: 2, parent: 1, pgid: 1, sid: 1, nice: 7, running: true},
 			{pid: 3, tgid: 3, parent: 2, pgid: 1, sid: 1, nice: tc.childNice, running: true}}
 		burst = append(burst, record{client: 2, c: call{kind: kObserve}, o: outcome{obs: obs}, start: 120, end: 121})
-		if got := verdict(t, h, burst); got != tc.want {
+		if got := judge(t, h, burst); got != tc.want {
 			t.Errorf("child nice %d: %s, want %s", tc.childNice, got, tc.want)
 		}
 	}
@@ -149,7 +148,7 @@ func TestLostEffectCaught(t *testing.T) {
 		if nice == 0 {
 			want = porcupine.Illegal
 		}
-		if got := verdict(t, h, burst); got != want {
+		if got := judge(t, h, burst); got != want {
 			t.Errorf("observed nice %d: %s, want %s", nice, got, want)
 		}
 	}
@@ -203,7 +202,7 @@ func TestSemaphoreModel(t *testing.T) {
 			{client: 0, c: call{kind: kSemctl, caller: 1, id: 9, arg: sem.GETALL}, o: outcome{err: unix.EIDRM}, start: 100, end: 101},
 		}, porcupine.Illegal},
 	} {
-		if got := verdict(t, h, tc.burst); got != tc.want {
+		if got := judge(t, h, tc.burst); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
@@ -223,18 +222,13 @@ func TestSleeperOnRemovedSetIsAHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{k: k, tasks: []*kernel.Task{k.Init(), sleeper}, pids: []int{1, 2}}
-	r := w.runner(0)
-	r.ids = []int{id}
-	s := schedule{sleepers: [][]step{{{kind: kSemop, actor: 1, sops: []sem.Sembuf{{Op: -1}}, sleeps: true}}}}
+	w := &world{k: k, tasks: []*kernel.Task{k.Init(), sleeper}, pids: []int{1, 2}, ids: []int{id}}
+	s := schedule{sleepers: [][]step{{{kind: kSemop, actor: 1, sops: []sem.Sembuf{{Op: -1}}, sleeps: true}}}, phase: []int{0}}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make([]atomic.Bool, 1)
-	go func() {
-		r.do(ctx, s.sleepers[0][0], false)
-		done[0].Store(true)
-	}()
 	defer cancel()
-	if msg := waitSleepers([]*runner{r}, done, s); !strings.Contains(msg, "still sleeps") {
+	b := w.startBurst(ctx, s)
+	b.wait()
+	if msg := b.waitSleepers(s); !strings.Contains(msg, "still sleeps") {
 		t.Fatalf("got %q, want a sleeper reported", msg)
 	}
 }

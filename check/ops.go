@@ -98,6 +98,9 @@ type outcome struct {
 	obs    observation
 	// hung marks a call that had not returned when the round ended.
 	hung bool
+	// child is the task a clone made, for the calls that name it later;
+	// it is not part of the result.
+	child *kernel.Task
 }
 
 // semTimeout is the timeout of a timed semop: long enough for a waker to
@@ -109,10 +112,9 @@ func (c call) run(ctx context.Context, t *kernel.Task) outcome {
 	var o outcome
 	switch c.kind {
 	case kClone:
-		var child *kernel.Task
-		child, o.err = t.Clone(kernel.CloneArgs{Flags: c.flags, ExitSignal: c.arg})
-		if child != nil {
-			o.val = child.PIDIn(t.Kernel().RootNamespace())
+		o.child, o.err = t.Clone(kernel.CloneArgs{Flags: c.flags, ExitSignal: c.arg})
+		if o.child != nil {
+			o.val = o.child.PIDIn(t.Kernel().RootNamespace())
 		}
 	case kExit:
 		o.err = t.Exit(c.arg)

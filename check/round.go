@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/anishathalye/porcupine"
+
 	"tasklist/ipc/sem"
 	"tasklist/kernel"
 	"tasklist/plan"
@@ -22,7 +24,7 @@ import (
 // running after hangBound is stuck.
 const (
 	sleeperBound = 250 * time.Millisecond
-	hangBound    = 10 * time.Second
+	hangBound    = 30 * time.Second
 	// meetBound is how long a step waits at a rendezvous for its partner.
 	meetBound = 50 * time.Millisecond
 )
@@ -75,17 +77,17 @@ func (r *runner) pid(a pidArg) (int, bool) {
 	return pid, t != nil
 }
 
-// do makes step s; it returns false if s names a task that does not
-// exist (a clone before it failed) or is made by a task that has exited.
-// An exited task makes no calls in Linux; only the worker that owns a
-// task can end it (no call of the burst kills), so the test is not racy.
-func (r *runner) do(ctx context.Context, s step, setup bool) bool {
+// do makes step s, unless s names a task that does not exist (a clone
+// before it failed) or is made by a task that has exited: an exited task
+// makes no calls in Linux. Only the goroutine that owns a task can end it
+// (no call of the burst kills), so the test is not racy.
+func (r *runner) do(ctx context.Context, s step, setup bool) {
 	actor, caller := r.task(s.actor)
 	pid, ok1 := r.pid(s.pid)
 	pgid, ok2 := r.pid(s.pgid)
 	if actor == nil || actor.Exited() || !ok1 || !ok2 {
 		r.made(s, nil, setup)
-		return false
+		return
 	}
 	c := call{kind: s.kind, caller: caller, pid: pid, pgid: pgid, arg: s.arg, arg2: s.arg2, arg3: s.arg3,
 		opts: s.opts, flags: s.flags, sops: s.sops, timed: s.timed, sleeps: s.sleeps, part: s.part}
@@ -107,16 +109,7 @@ func (r *runner) do(ctx context.Context, s step, setup bool) bool {
 	if s.kind == kSemget && rec.o.err == nil {
 		r.ids[s.slot] = rec.o.val
 	}
-	var made *kernel.Task
-	if s.kind == kClone && rec.o.err == nil {
-		made = r.w.k.RootNamespace().Lookup(rec.o.val)
-		if made == nil {
-			// Already gone: keep its pid, its calls fail with ESRCH.
-			made = actor
-		}
-	}
-	r.made(s, made, setup)
-	return true
+	r.made(s, rec.o.child, setup)
 }
 
 // made records the task a clone step made (nil if it made none), so that
@@ -182,11 +175,9 @@ func (m *meeting) meet() {
 
 // roundResult is what a round found.
 type roundResult struct {
-	setup     []record
-	burst     []record
-	ops       int // operations checked
-	violation *Violation
-	unknown   bool // porcupine could not decide in time
+	setup, burst []record
+	violation    *Violation
+	unknown      bool // porcupine could not decide in time
 }
 
 // round runs s on a fresh kernel under p and checks it.
@@ -195,123 +186,143 @@ func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duratio
 	if err != nil {
 		panic(err)
 	}
-	w := &world{k: k, tasks: []*kernel.Task{k.Init()}, pids: []int{1}, meets: map[int]*meeting{}}
+	w := &world{k: k, tasks: []*kernel.Task{k.Init()}, pids: []int{1}}
 	locks.reset()
-
-	setup := w.runner(0)
-	for _, st := range s.setup {
-		if st.kind == kSemget {
-			w.ids = append(w.ids, 0)
-			setup.ids = append(setup.ids, 0)
-		}
-		setup.do(context.Background(), st, true)
-		if st.kind == kSemget {
-			w.ids[st.slot] = setup.ids[st.slot]
-		}
-	}
-	w.meets = meetings(s)
-
-	// The racers run in phases, each phase once the racers of the one
-	// before have returned; then the workers. The sleepers start with
-	// their phase and may sleep until the final steps remove their sets.
+	setup := w.setup(s)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	lists := append(append(slices.Clone(s.workers), s.racers...), s.sleepers...)
-	phases := append(slices.Repeat([]int{-1}, len(s.workers)), s.phase...)
-	nphases := slices.Max(append(slices.Clone(phases), -1)) + 1
-	starts := make([]chan struct{}, nphases+1) // the workers' last
-	waits := make([]sync.WaitGroup, nphases+1)
-	for i := range starts {
-		starts[i] = make(chan struct{})
-	}
-	runners := make([]*runner, len(lists))
-	done := make([]atomic.Bool, len(lists))
-	sleepers := len(s.workers) + len(s.racers)
-	for i, steps := range lists {
-		runners[i] = w.runner(i)
-		phase := phases[i]
-		if phase < 0 {
-			phase = nphases
-		}
-		run := func() {
-			<-starts[phase]
-			for _, st := range steps {
-				runners[i].do(ctx, st, false)
-			}
-			done[i].Store(true)
-		}
-		if i < sleepers {
-			waits[phase].Go(run)
-		} else {
-			go run()
-		}
-	}
-	runBurst := func() {
-		for i := range starts {
-			close(starts[i])
-			waits[i].Wait()
-		}
-	}
-	final := w.runner(len(lists))
-	all := append(append([]*runner{setup}, runners...), final)
+	defer cancel() // wakes a sleeper left asleep by a violation
+	b := w.startBurst(ctx, s)
+	final := w.runner(len(b.runners))
+	all := append(append([]*runner{setup}, b.runners...), final)
 	hang := func(msg string) roundResult {
-		v := &Violation{Kind: "hang", Message: msg, setup: setup.records, clients: len(lists) + 1}
+		v := &Violation{Kind: "hang", Message: msg, setup: setup.records}
 		v.addInFlight(w, all[1:])
-		return roundResult{violation: v}
+		return roundResult{setup: setup.records, burst: v.burst, violation: v}
 	}
-	if !waitBounded(runBurst, hangBound) {
+	if !waitBounded(b.wait, hangBound) {
 		return hang("a call never returned")
 	}
-	for _, id := range seenSets(w, runners) {
+	// Removing every set must wake every sleeper, with EIDRM.
+	for _, id := range seenSets(w, b.runners) {
 		final.ids = []int{id}
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: sem.GETALL}, false)
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: unix.IPC_RMID}, false)
 	}
-	for i := range final.records {
-		final.records[i].final = true
-	}
-	if msg := waitSleepers(runners[sleepers:], done[sleepers:], s); msg != "" {
+	if msg := b.waitSleepers(s); msg != "" {
 		return hang(msg)
 	}
 	if !waitBounded(k.Quiesce, hangBound) {
 		return hang("Kernel.Quiesce never returned")
 	}
 	for part, pids := range partPids(s, w, all) {
-		obs := record{client: final.client, c: call{kind: kObserve, part: part, pids: pids}, final: true, start: w.clock.Add(1)}
+		obs := record{client: final.client, c: call{kind: kObserve, part: part, pids: pids}, start: w.clock.Add(1)}
 		obs.o.obs = observeKernel(k, pids)
 		obs.end = w.clock.Add(1)
 		final.records = append(final.records, obs)
 	}
-
+	for i := range final.records {
+		final.records[i].final = true
+	}
 	var burst []record
 	for _, r := range all[1:] {
 		burst = append(burst, r.records...)
 	}
-	res := roundResult{setup: setup.records, burst: burst, ops: len(burst)}
+	return verdict(k, locks, setup.records, burst, checkTimeout)
+}
+
+// setup makes the setup's steps one at a time and returns its runner.
+func (w *world) setup(s schedule) *runner {
+	r := w.runner(0)
+	r.ids = make([]int, len(s.keys))
+	for _, st := range s.setup {
+		r.do(context.Background(), st, true)
+	}
+	w.ids = r.ids
+	w.meets = meetings(s)
+	return r
+}
+
+// burst is a burst under way: a runner per goroutine, workers first, then
+// racers, then sleepers.
+type burst struct {
+	runners  []*runner
+	done     []atomic.Bool
+	sleepers int // the first sleeper's index
+	// wait runs the burst's phases in turn and returns when every
+	// worker and racer has returned.
+	wait func()
+}
+
+// startBurst starts the goroutines of s's burst. The racers run in
+// phases, each once the racers of the one before have returned, then the
+// workers; the sleepers start with their phase and may sleep until the
+// final steps remove their sets.
+func (w *world) startBurst(ctx context.Context, s schedule) *burst {
+	lists := append(append(slices.Clone(s.workers), s.racers...), s.sleepers...)
+	phases := append(slices.Repeat([]int{-1}, len(s.workers)), s.phase...)
+	last := slices.Max(append(slices.Clone(phases), -1)) + 1 // the workers'
+	starts := make([]chan struct{}, last+1)
+	waits := make([]sync.WaitGroup, last+1)
+	for i := range starts {
+		starts[i] = make(chan struct{})
+	}
+	b := &burst{runners: make([]*runner, len(lists)), done: make([]atomic.Bool, len(lists)),
+		sleepers: len(s.workers) + len(s.racers)}
+	for i, steps := range lists {
+		b.runners[i] = w.runner(i)
+		phase := phases[i]
+		if phase < 0 {
+			phase = last
+		}
+		run := func() {
+			<-starts[phase]
+			for _, st := range steps {
+				b.runners[i].do(ctx, st, false)
+			}
+			b.done[i].Store(true)
+		}
+		if i < b.sleepers {
+			waits[phase].Go(run)
+		} else {
+			go run()
+		}
+	}
+	b.wait = func() {
+		for i := range starts {
+			close(starts[i])
+			waits[i].Wait()
+		}
+	}
+	return b
+}
+
+// verdict checks a round that ran to its end: the kernel's invariants,
+// lock order, and the linearizability of the burst from the state the
+// setup left.
+func verdict(k *kernel.Kernel, locks *lockWatch, setup, burst []record, checkTimeout time.Duration) roundResult {
+	res := roundResult{setup: setup, burst: burst}
+	v := &Violation{setup: setup, burst: burst}
 	var problems []string
-	kinds := ""
+	fail := func(kind, msg string) {
+		v.Kind = join(v.Kind, kind)
+		problems = append(problems, msg)
+	}
 	if err := k.CheckInvariants(); err != nil {
-		problems, kinds = append(problems, "invariants: "+err.Error()), "invariant"
+		fail("invariant", "invariants: "+err.Error())
 	}
-	if v := locks.collected(); len(v) > 0 {
-		problems = append(problems, v...)
-		kinds = join(kinds, "lock order")
+	for _, msg := range locks.collected() {
+		fail("lock order", msg)
 	}
-	init, err := initialState(setup.records)
+	init, err := initialState(setup)
 	if err != nil {
-		problems = append(problems, err.Error())
-		kinds = join(kinds, "setup")
-	}
-	v := &Violation{Kind: kinds, setup: setup.records, burst: burst, clients: len(all) - 1}
-	if init != nil {
+		fail("setup", err.Error())
+	} else {
 		result, model, info := linearizable(init, burst, checkTimeout)
 		switch result {
-		case "Illegal":
-			kinds = join(kinds, "linearizability")
-			v.Kind = kinds
-			problems = append(problems, "the history is not linearizable: no order of its calls gives the model these results"+
+		case porcupine.Illegal:
+			fail("linearizability", "the history is not linearizable: no order of its calls gives the model these results"+
 				explain(init, operations(burst), info))
-		case "Unknown":
+		case porcupine.Unknown:
 			res.unknown = true
 		}
 		v.model, v.info = model, info
@@ -407,8 +418,9 @@ func waitBounded(f func(), bound time.Duration) bool {
 
 // waitSleepers waits for the sleepers once every set is removed: each must
 // return, and none may stay asleep, since the removals failed every
-// sleeper of the sets with EIDRM.
-func waitSleepers(sleepers []*runner, done []atomic.Bool, s schedule) string {
+// sleeper of the sets with EIDRM. It says what went wrong, if anything.
+func (b *burst) waitSleepers(s schedule) string {
+	sleepers, done := b.runners[b.sleepers:], b.done[b.sleepers:]
 	asleep := make([]time.Time, len(sleepers))
 	deadline := time.Now().Add(hangBound)
 	for {

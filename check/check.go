@@ -81,9 +81,8 @@ type Violation struct {
 	// lock-order violations with their stacks, the calls that never
 	// returned.
 	Message string
-	// Round is the number of the round (from 0) and RoundSeed its seed:
-	// the round's schedule is newSchedule(RoundSeed, Workers, Steps)
-	// before shrinking.
+	// Round is the number of the round in the run (from 0); RoundSeed is
+	// the seed its schedule was drawn from.
 	Round     int
 	RoundSeed uint64
 	// Goroutines and Calls are the size of the shrunk round that failed:
@@ -96,13 +95,16 @@ type Violation struct {
 }
 
 // History returns the failing round: the table its setup made (the tasks
-// the burst names, and the semaphore sets), then the burst in the order
-// calls began, one line each: "[call,return] pid: call = result".
+// the burst names, and the semaphore sets if it used them), then the burst
+// in the order calls began, one line each: "[call,return] pid: call =
+// result".
 func (v *Violation) History() string {
 	var b strings.Builder
 	burst := v.shown()
 	named := map[int]bool{}
+	semaphores := false
 	for _, r := range burst {
+		semaphores = semaphores || r.c.kind.semaphore()
 		for _, pid := range append([]int{r.c.caller, abs(r.c.pid), r.c.pgid}, r.c.pids...) {
 			named[pid] = true
 		}
@@ -111,17 +113,23 @@ func (v *Violation) History() string {
 		}
 	}
 	fmt.Fprintf(&b, "after the setup (%d calls, one at a time):\n", len(v.setup))
-	if init, err := initialState(v.setup); err == nil {
-		if o, ok := observeModel(init.tasks, nil); ok {
-			for _, t := range o {
-				if named[t.pid] {
-					fmt.Fprintf(&b, "  %s\n", observation{t})
-				}
+	init, err := initialState(v.setup)
+	if err != nil {
+		// The setup itself failed: show it call by call.
+		for _, r := range v.setup {
+			fmt.Fprintf(&b, "  %s\n", r)
+		}
+	} else {
+		o, _ := observeModel(init.tasks, nil)
+		for _, t := range o {
+			if named[t.pid] {
+				fmt.Fprintf(&b, "  %s\n", observation{t})
 			}
 		}
 		for _, id := range slices.Sorted(maps.Keys(init.sems.sets)) {
-			set := init.sems.sets[id]
-			fmt.Fprintf(&b, "  semaphore set %d (%s) = %v\n", id, semFamily(set.key, id), set.vals)
+			if set := init.sems.sets[id]; semaphores {
+				fmt.Fprintf(&b, "  semaphore set %d (%s) = %v\n", id, semFamily(set.key, id), set.vals)
+			}
 		}
 	}
 	fmt.Fprintf(&b, "the burst ([call,return] on one logical clock):\n")

@@ -36,6 +36,13 @@ func (r record) String() string {
 	return s
 }
 
+// sortedByStart returns rs in the order the calls began.
+func sortedByStart(rs []record) []record {
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b record) int { return int(a.start - b.start) })
+	return rs
+}
+
 // state is the model's state for porcupine: the task model and the
 // semaphore model, which the partitions step separately.
 type state struct {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -105,7 +106,7 @@ type outcome struct {
 
 // semTimeout is the timeout of a timed semop: long enough for a waker to
 // come, short enough to keep rounds fast.
-const semTimeout = 200 * 1000 // ns
+const semTimeout = 200 * time.Microsecond
 
 // run makes c as t on the kernel.
 func (c call) run(ctx context.Context, t *kernel.Task) outcome {
@@ -147,7 +148,7 @@ func (c call) run(ctx context.Context, t *kernel.Task) outcome {
 	case kSemop:
 		var timeout *unix.Timespec
 		if c.timed {
-			timeout = &unix.Timespec{Nsec: semTimeout}
+			timeout = &unix.Timespec{Nsec: int64(semTimeout)}
 		}
 		o.err = t.Semtimedop(ctx, c.id, c.sops, timeout)
 	case kSemctl:
@@ -217,7 +218,7 @@ func (c call) String() string {
 		args = fmt.Sprintf("%d, %s", c.id, strings.Join(ops, " "))
 		switch {
 		case c.timed:
-			args += ", 200µs"
+			args += ", " + semTimeout.String()
 		case c.sleeps:
 			args += ", no timeout"
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -77,10 +76,4 @@ func (p *progress) done(rep Report) {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 	fmt.Fprintln(p.w, p.line(rep, rep.Elapsed))
-}
-
-func sortedByStart(rs []record) []record {
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(a, b record) int { return int(a.start - b.start) })
-	return rs
 }

@@ -47,9 +47,19 @@ type runner struct {
 	children []*kernel.Task
 	pids     []int
 	ids      []int
-	records  []record
+	// mu guards records, which a hang's report reads while the runner
+	// may still be making calls.
+	mu      sync.Mutex
+	records []record
 	// inFlight is the call being made, for a hang's report.
 	inFlight atomic.Pointer[record]
+}
+
+// history returns a copy of what r has recorded so far.
+func (r *runner) history() []record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.records)
 }
 
 func (w *world) runner(client int) *runner {
@@ -101,11 +111,14 @@ func (r *runner) do(ctx context.Context, s step, setup bool) {
 		}
 	}
 	rec := record{client: r.client, c: c, race: s.rendezvous, start: r.w.clock.Add(1)}
-	r.inFlight.Store(&rec)
+	inFlight := rec // a copy, which the call's return leaves as it is
+	r.inFlight.Store(&inFlight)
 	rec.o = c.run(ctx, actor)
 	rec.end = r.w.clock.Add(1)
 	r.inFlight.Store(nil)
+	r.mu.Lock()
 	r.records = append(r.records, rec)
+	r.mu.Unlock()
 	if s.kind == kSemget && rec.o.err == nil {
 		r.ids[s.slot] = rec.o.val
 	}
@@ -203,7 +216,7 @@ func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duratio
 		return hang("a call never returned")
 	}
 	// Removing every set must wake every sleeper, with EIDRM.
-	for _, id := range seenSets(w, b.runners) {
+	for _, id := range seenSets(w, b.runners[:b.sleepers]) {
 		final.ids = []int{id}
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: sem.GETALL}, false)
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: unix.IPC_RMID}, false)
@@ -361,12 +374,11 @@ func meetings(s schedule) map[int]*meeting {
 	return m
 }
 
-// seenSets lists every set id the setup made or a worker's semget
-// returned.
-func seenSets(w *world, workers []*runner) []int {
+// seenSets lists every set id the setup made or a semget of rs returned.
+func seenSets(w *world, rs []*runner) []int {
 	ids := slices.Clone(w.ids)
-	for _, r := range workers {
-		for _, rec := range r.records {
+	for _, r := range rs {
+		for _, rec := range r.history() {
 			if rec.c.kind == kSemget && rec.o.err == nil {
 				ids = append(ids, rec.o.val)
 			}
@@ -393,7 +405,7 @@ func partPids(s schedule, w *world, rs []*runner) [][]int {
 		}
 	}
 	for _, r := range rs[1:] { // the setup's clones are the setup's tasks
-		for _, rec := range r.records {
+		for _, rec := range r.history() {
 			if rec.c.kind == kClone && rec.o.err == nil {
 				add(rec.c.part, rec.o.val)
 			}
@@ -454,7 +466,7 @@ func (b *burst) waitSleepers(s schedule) string {
 // marked as never returned.
 func (v *Violation) addInFlight(w *world, rs []*runner) {
 	for _, r := range rs {
-		v.burst = append(v.burst, r.records...)
+		v.burst = append(v.burst, r.history()...)
 		if rec := r.inFlight.Load(); rec != nil {
 			hung := *rec
 			hung.o = outcome{hung: true}

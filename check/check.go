@@ -90,6 +90,7 @@ type Violation struct {
 	Goroutines, Calls int
 
 	setup, burst []record
+	races        []int // the races in the partitions found not linearizable
 	model        porcupine.Model
 	info         porcupine.LinearizationInfo
 }
@@ -148,9 +149,12 @@ func (v *Violation) shown() []record {
 	parts := map[int]bool{}
 	semaphores := false
 	for _, r := range v.burst {
-		if !r.final {
+		switch {
+		case r.final:
+		case r.c.kind.semaphore():
+			semaphores = true
+		default:
 			parts[r.c.part] = true
-			semaphores = semaphores || r.c.kind.semaphore()
 		}
 	}
 	var out []record
@@ -173,7 +177,7 @@ func (v *Violation) WriteHTML(path string) error {
 		model = porcupine.Model{
 			Init:              func() any { return nil },
 			Step:              func(st, _, _ any) (bool, any) { return true, st },
-			DescribeOperation: func(in, out any) string { return fmt.Sprintf("%s = %s", in.(call), out.(outcome)) },
+			DescribeOperation: func(in, out any) string { return describe(in.(call), out.(outcome)) },
 		}
 		_, info = porcupine.CheckOperationsVerbose(model, operations(v.burst), time.Second)
 	}

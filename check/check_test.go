@@ -155,8 +155,10 @@ func TestLostEffectCaught(t *testing.T) {
 }
 
 // TestSemaphoreModel: a semop that sleeps takes effect only where it can
-// proceed; one with a timeout may time out where it cannot; calls on a
-// removed set fail with EIDRM or EINVAL, on a set never made with EINVAL.
+// proceed; one with a timeout may time out where it cannot; a sleeper seen
+// asleep is completed by the first call that lets it proceed, or failed by
+// a removal; calls on a removed set fail with EIDRM or EINVAL, on a set
+// never made with EINVAL.
 func TestSemaphoreModel(t *testing.T) {
 	h := &history{}
 	h.seq(call{kind: kSemget, caller: 1, arg: 0x10, arg2: 1, arg3: unix.IPC_CREAT | 0o600}, outcome{val: 5})
@@ -197,6 +199,24 @@ func TestSemaphoreModel(t *testing.T) {
 		{"the key's old set returned after its removal", []record{
 			{client: 1, c: call{kind: kSemctl, caller: 1, id: 5, arg: unix.IPC_RMID}, start: 100, end: 101},
 			{client: 1, c: call{kind: kSemget, caller: 1, arg: 0x10, arg2: 1, arg3: unix.IPC_CREAT | 0o600}, o: outcome{val: 5}, start: 102, end: 103},
+		}, porcupine.Illegal},
+		{"a sleeper seen asleep, completed by an up", []record{
+			{client: 0, c: call{kind: kSemop, caller: 1, id: 5, sops: down, sleeps: true}, start: 100, end: 110},
+			{client: 1, c: call{kind: kSemAsleep, caller: 1, id: 5, sops: down, seq: 100}, start: 100, end: 102},
+			{client: 2, c: call{kind: kSemop, caller: 1, id: 5, sops: up}, start: 103, end: 104},
+			{client: 1, c: call{kind: kSemctl, caller: 1, id: 5, arg: unix.IPC_RMID}, start: 103, end: 105},
+		}, porcupine.Ok},
+		{"a sleeper seen asleep, failed by the removal before the up", []record{
+			{client: 0, c: call{kind: kSemop, caller: 1, id: 5, sops: down, sleeps: true}, o: outcome{err: unix.EIDRM}, start: 100, end: 110},
+			{client: 1, c: call{kind: kSemAsleep, caller: 1, id: 5, sops: down, seq: 100}, start: 100, end: 102},
+			{client: 2, c: call{kind: kSemop, caller: 1, id: 5, sops: up}, o: outcome{err: unix.EIDRM}, start: 103, end: 104},
+			{client: 1, c: call{kind: kSemctl, caller: 1, id: 5, arg: unix.IPC_RMID}, start: 103, end: 105},
+		}, porcupine.Ok},
+		{"an up that succeeds while the sleeper it would wake is failed by the removal", []record{
+			{client: 0, c: call{kind: kSemop, caller: 1, id: 5, sops: down, sleeps: true}, o: outcome{err: unix.EIDRM}, start: 100, end: 110},
+			{client: 1, c: call{kind: kSemAsleep, caller: 1, id: 5, sops: down, seq: 100}, start: 100, end: 102},
+			{client: 2, c: call{kind: kSemop, caller: 1, id: 5, sops: up}, start: 103, end: 104},
+			{client: 1, c: call{kind: kSemctl, caller: 1, id: 5, arg: unix.IPC_RMID}, start: 103, end: 105},
 		}, porcupine.Illegal},
 		{"a set never made", []record{
 			{client: 0, c: call{kind: kSemctl, caller: 1, id: 9, arg: sem.GETALL}, o: outcome{err: unix.EIDRM}, start: 100, end: 101},

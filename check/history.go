@@ -29,11 +29,20 @@ type record struct {
 }
 
 func (r record) String() string {
-	s := fmt.Sprintf("[%4d,%4d] %s = %s", r.start, r.end, r.c, r.o)
+	s := fmt.Sprintf("[%4d,%4d] %s", r.start, r.end, describe(r.c, r.o))
 	if r.race != 0 {
 		s += fmt.Sprintf("   (race %d)", r.race)
 	}
 	return s
+}
+
+// describe writes an operation as "call = result"; the sightings that are
+// not calls have no result.
+func describe(c call, o outcome) string {
+	if c.kind == kSemAsleep || c.kind == kCloneNice {
+		return c.String()
+	}
+	return fmt.Sprintf("%s = %s", c, o)
 }
 
 // sortedByStart returns rs in the order the calls began.
@@ -96,9 +105,7 @@ func porcupineModel(init *state) porcupine.Model {
 			s := st.(*state)
 			return s.tasks.digest() ^ s.sems.hash()
 		},
-		DescribeOperation: func(in, out any) string {
-			return fmt.Sprintf("%s = %s", in.(call), out.(outcome))
-		},
+		DescribeOperation: func(in, out any) string { return describe(in.(call), out.(outcome)) },
 		DescribeState: func(st any) string {
 			s := st.(*state)
 			var b strings.Builder
@@ -181,17 +188,22 @@ func linearizable(init *state, burst []record, timeout time.Duration) (porcupine
 
 // operations makes records porcupine's operations: one each, and for a
 // clone a second one, its copy of the caller's nice value, over the same
-// interval.
+// interval. An operation's metadata is its race (record.race).
 func operations(rs []record) []porcupine.Operation {
 	var ops []porcupine.Operation
 	for _, r := range rs {
 		c := r.c
+		if c.kind == kSemop && c.sleeps {
+			c.seq = r.start
+		}
 		if c.kind == kClone {
 			c.seq = r.start
 			copy := call{kind: kCloneNice, caller: c.caller, seq: r.start}
-			ops = append(ops, porcupine.Operation{ClientId: r.client, Input: copy, Output: outcome{}, Call: r.start, Return: r.end})
+			ops = append(ops, porcupine.Operation{ClientId: r.client, Input: copy, Output: outcome{}, Call: r.start, Return: r.end,
+				Metadata: r.race})
 		}
-		ops = append(ops, porcupine.Operation{ClientId: r.client, Input: c, Output: r.o, Call: r.start, Return: r.end})
+		ops = append(ops, porcupine.Operation{ClientId: r.client, Input: c, Output: r.o, Call: r.start, Return: r.end,
+			Metadata: r.race})
 	}
 	return ops
 }

@@ -39,6 +39,12 @@ const (
 	kSemget
 	kSemop
 	kSemctl
+	// kSemAsleep is not a call: the moment a sleeper's semop was seen
+	// asleep on its set's queue, over the interval from the semop's start
+	// to the sighting. From then on the model knows the sleeper is queued:
+	// the first change that lets it proceed completes it, a removal fails
+	// it with EIDRM.
+	kSemAsleep
 )
 
 var kindNames = [...]string{
@@ -81,7 +87,8 @@ type call struct {
 	// timed: semtimedop with a short timeout; sleeps: the call may sleep
 	// with no timeout (a sleeper's semop).
 	timed, sleeps bool
-	// seq pairs a clone with its kCloneNice: the clone's start time.
+	// seq pairs a clone with its kCloneNice, and a sleeping semop with
+	// its kSemAsleep: the call's start time.
 	seq int64
 	// part is the partition of a task call (schedule.parts); pids lists
 	// the tasks an observation reads.
@@ -207,15 +214,7 @@ func (c call) String() string {
 		}
 		args = fmt.Sprintf("%s, %d, %#o", key, c.arg2, c.arg3)
 	case kSemop:
-		var ops []string
-		for _, o := range c.sops {
-			s := fmt.Sprintf("{%d %+d", o.Num, o.Op)
-			if o.Flg&unix.IPC_NOWAIT != 0 {
-				s += " NOWAIT"
-			}
-			ops = append(ops, s+"}")
-		}
-		args = fmt.Sprintf("%d, %s", c.id, strings.Join(ops, " "))
+		args = fmt.Sprintf("%d, %s", c.id, semops(c.sops))
 		switch {
 		case c.timed:
 			args += ", " + semTimeout.String()
@@ -237,12 +236,27 @@ func (c call) String() string {
 		return fmt.Sprintf("observe tasks %v", c.pids)
 	case kCloneNice:
 		return fmt.Sprintf("%d: clone copies the caller's nice", c.caller)
+	case kSemAsleep:
+		return fmt.Sprintf("%d: asleep in semop(%d, %s)", c.caller, c.id, semops(c.sops))
 	}
 	name := c.kind.String()
 	if c.kind == kSemop && c.timed {
 		name = "semtimedop"
 	}
 	return fmt.Sprintf("%d: %s(%s)", c.caller, name, args)
+}
+
+// semops describes semop's operations: "{0 -1} {1 +1 NOWAIT}".
+func semops(sops []sem.Sembuf) string {
+	var ops []string
+	for _, o := range sops {
+		s := fmt.Sprintf("{%d %+d", o.Num, o.Op)
+		if o.Flg&unix.IPC_NOWAIT != 0 {
+			s += " NOWAIT"
+		}
+		ops = append(ops, s+"}")
+	}
+	return strings.Join(ops, " ")
 }
 
 // String describes o as a result.

@@ -11,9 +11,12 @@ import (
 // its child's PTRACE_TRACEME (seed 000), all pairs at once, so that the
 // exits contend for init, which adopts the children; a process's move
 // out of its group against a PRIO_PGRP walk of the group, the mover its
-// newest member, which the walk visits first (seed 002); and a sleeper's
-// semop against the removal of its set, which is then made again under
-// its key (seed 003).
+// newest member, which the walk visits first (seed 002); and, once a
+// sleeper is seen asleep on a set, the set's removal against a semop that
+// would wake the sleeper (seed 003): a semop that looked the set up before
+// the removal must not act on it after, where it would succeed while the
+// sleeper it should have woken fails with EIDRM. The set is then made
+// again under its key.
 func (b *builder) addRaces() {
 	meet, phase := 0, 0
 	var sleeperPhases []int
@@ -44,24 +47,28 @@ func (b *builder) addRaces() {
 		}
 		race([]step{{kind: kSetpgid, actor: members[len(members)-1], pid: lit(0), pgid: pidOf(to), part: part}}, []step{walk})
 	}
-	for range b.l.sleeperCount() {
+	for i := range b.l.sleeperCount() {
 		phase++
-		slot := b.r.IntN(len(b.s.keys))
-		sleeper, remover := b.l.racers[racer], b.l.racers[racer+1]
-		racer += 2
-		sleep := step{kind: kSemop, actor: sleeper, slot: slot, sleeps: true,
-			sops: []sem.Sembuf{{Num: uint16(b.r.IntN(setSize)), Op: -1}}}
-		rmid := []step{{kind: kSemctl, actor: remover, slot: slot, arg: unix.IPC_RMID}}
+		// Each race its own set, which no earlier race removed.
+		slot := i % len(b.s.keys)
+		sleeper, remover, waker := b.l.racers[racer], b.l.racers[racer+1], b.l.racers[racer+2]
+		racer += 3
+		sleep := step{kind: kSemop, actor: sleeper, slot: slot, sleeps: true, sops: []sem.Sembuf{{Num: 1, Op: -1}}}
+		remove := []step{
+			{kind: kSemAsleep, actor: sleeper, watch: len(b.s.sleepers)},
+			{kind: kSemctl, actor: remover, slot: slot, arg: unix.IPC_RMID},
+		}
 		if slot < keyedSlots {
-			rmid = append(rmid, step{kind: kSemget, actor: remover, slot: slot,
+			remove = append(remove, step{kind: kSemget, actor: remover, slot: slot,
 				arg: b.s.keys[slot], arg2: setSize, arg3: unix.IPC_CREAT | 0o600})
 		}
+		wake := []step{{kind: kSemop, actor: waker, slot: slot, sops: []sem.Sembuf{{Num: 1, Op: 1, Flg: unix.IPC_NOWAIT}}}}
 		meet++
-		sleep.rendezvous, rmid[0].rendezvous = meet, meet
-		b.lag(&sleep, &rmid[0])
+		remove[1].rendezvous, wake[0].rendezvous = meet, meet
+		b.lag(&remove[1], &wake[0])
 		b.s.sleepers = append(b.s.sleepers, []step{sleep})
-		b.s.racers = append(b.s.racers, rmid)
-		b.s.phase = append(b.s.phase, phase)
+		b.s.racers = append(b.s.racers, remove, wake)
+		b.s.phase = append(b.s.phase, phase, phase)
 		sleeperPhases = append(sleeperPhases, phase)
 	}
 	b.s.phase = append(b.s.phase, sleeperPhases...)
@@ -80,4 +87,4 @@ func (b *builder) lag(x, y *step) {
 	}
 }
 
-func (l layout) sleeperCount() int { return (len(l.racers) - len(l.walks)) / 2 }
+func (l layout) sleeperCount() int { return (len(l.racers) - len(l.walks)) / 3 }

@@ -27,6 +27,8 @@ const (
 	hangBound    = 30 * time.Second
 	// meetBound is how long a step waits at a rendezvous for its partner.
 	meetBound = 50 * time.Millisecond
+	// asleepBound is how long a race waits to see its sleeper asleep.
+	asleepBound = 20 * time.Millisecond
 )
 
 // world is a round's kernel and what its setup made.
@@ -37,6 +39,7 @@ type world struct {
 	ids   []int          // semaphore set ids by slot, as the setup made them
 	clock atomic.Int64
 	meets map[int]*meeting
+	burst *burst // the burst under way, once it starts
 }
 
 // runner makes the steps of one goroutine: the setup's, a worker's, a
@@ -92,6 +95,12 @@ func (r *runner) pid(a pidArg) (int, bool) {
 // makes no calls in Linux. Only the goroutine that owns a task can end it
 // (no call of the burst kills), so the test is not racy.
 func (r *runner) do(ctx context.Context, s step, setup bool) {
+	if s.kind == kSemAsleep {
+		if t, _ := r.task(s.actor); t != nil {
+			r.watch(s.watch, t)
+		}
+		return
+	}
 	actor, caller := r.task(s.actor)
 	pid, ok1 := r.pid(s.pid)
 	pgid, ok2 := r.pid(s.pgid)
@@ -123,6 +132,30 @@ func (r *runner) do(ctx context.Context, s step, setup bool) {
 		r.ids[s.slot] = rec.o.val
 	}
 	r.made(s, rec.o.child, setup)
+}
+
+// watch waits, for up to asleepBound, until the burst's sleeper i, whose
+// task is t, is asleep in its semop, and records the sighting
+// (kSemAsleep). A sleeper that returns first, or is not seen asleep in
+// time, is not recorded.
+func (r *runner) watch(i int, t *kernel.Task) {
+	b := r.w.burst
+	if b == nil || b.sleepers+i >= len(b.runners) {
+		return
+	}
+	sleeper := b.runners[b.sleepers+i]
+	for deadline := time.Now().Add(asleepBound); time.Now().Before(deadline) && !b.done[b.sleepers+i].Load(); {
+		rec := sleeper.inFlight.Load()
+		if rec == nil || !t.Sleeping() {
+			runtime.Gosched()
+			continue
+		}
+		c := call{kind: kSemAsleep, caller: rec.c.caller, id: rec.c.id, sops: rec.c.sops, seq: rec.start}
+		r.mu.Lock()
+		r.records = append(r.records, record{client: r.client, c: c, start: rec.start, end: r.w.clock.Add(1)})
+		r.mu.Unlock()
+		return
+	}
 }
 
 // made records the task a clone step made (nil if it made none), so that
@@ -281,6 +314,7 @@ func (w *world) startBurst(ctx context.Context, s schedule) *burst {
 	}
 	b := &burst{runners: make([]*runner, len(lists)), done: make([]atomic.Bool, len(lists)),
 		sleepers: len(s.workers) + len(s.racers)}
+	w.burst = b
 	for i, steps := range lists {
 		b.runners[i] = w.runner(i)
 		phase := phases[i]
@@ -333,8 +367,9 @@ func verdict(k *kernel.Kernel, locks *lockWatch, setup, burst []record, checkTim
 		result, model, info := linearizable(init, burst, checkTimeout)
 		switch result {
 		case porcupine.Illegal:
-			fail("linearizability", "the history is not linearizable: no order of its calls gives the model these results"+
-				explain(init, operations(burst), info))
+			why, races := explain(init, operations(burst), info)
+			fail("linearizability", "the history is not linearizable: no order of its calls gives the model these results"+why)
+			v.races = races
 		case porcupine.Unknown:
 			res.unknown = true
 		}

@@ -70,6 +70,7 @@ type step struct {
 	opts            int
 	flags           uint64
 	slot            int // the semaphore set, for semop and semctl; semget updates it
+	watch           int // for kSemAsleep: the sleeper, an index into schedule.sleepers
 	sops            []sem.Sembuf
 	timed, sleeps   bool
 	rendezvous      int // nonzero: start together with the other step of that number

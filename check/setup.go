@@ -93,7 +93,7 @@ func (b *builder) makeSetup(workers int) {
 		b.l.pairs = append(b.l.pairs, [2]ref{parent, c})
 		part = 0
 	}
-	for range sessions + 2*sleeperCount {
+	for range sessions + 3*sleeperCount {
 		b.l.racers = append(b.l.racers, fork(0, -1))
 	}
 	for range workers {
@@ -107,7 +107,8 @@ func (b *builder) makeSetup(workers int) {
 		b.s.keys = append(b.s.keys, key)
 		b.add(step{kind: kSemget, actor: 0, arg: key, arg2: setSize, arg3: unix.IPC_CREAT | 0o600, slot: i})
 		if b.r.IntN(2) == 0 {
-			b.add(step{kind: kSemctl, actor: 0, slot: i, arg: sem.SETVAL, arg2: b.r.IntN(setSize), arg3: 1})
+			// Semaphore 1 stays 0, for a sleeper to wait on.
+			b.add(step{kind: kSemctl, actor: 0, slot: i, arg: sem.SETVAL, arg2: 0, arg3: 1})
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // kept if any of shrinkTries runs of it fails. A time budget bounds the
 // search; what is reported is the failing round with the fewest
 // operations seen.
-const shrinkTries = 30
+const shrinkTries = 20
 
 // shrink looks for a smaller schedule than the one drawn from seed that
 // still fails, dropping workers, sleepers, and steps, and returns the
@@ -22,7 +22,7 @@ func shrink(p *plan.Plan, seed uint64, workers, steps int, v *Violation, locks *
 	deadline := time.Now().Add(budget)
 	for progress := true; progress && time.Now().Before(deadline); {
 		progress = false
-		for _, c := range smaller(s) {
+		for _, c := range smaller(s, best.races) {
 			found := failing(p, c, locks, deadline)
 			if found == nil {
 				continue
@@ -53,10 +53,12 @@ func failing(p *plan.Plan, s schedule, locks *lockWatch, deadline time.Time) *Vi
 }
 
 // smaller lists schedules smaller than s, the likeliest to keep a failure
-// first: without the workers; without the races; each phase of races
-// alone; without one worker, racer or sleeper; without the second half of
+// first: the phases of the suspect races alone; without the workers; the
+// first half of the phases of races alone, then the second (a bisection,
+// since a failure usually needs one race); each phase alone; without the
+// races; without one worker, racer or sleeper; without the second half of
 // a worker's steps; without one step.
-func smaller(s schedule) []schedule {
+func smaller(s schedule, suspects []int) []schedule {
 	var out []schedule
 	with := func(f func(*schedule)) {
 		c := s
@@ -66,24 +68,44 @@ func smaller(s schedule) []schedule {
 			out = append(out, c)
 		}
 	}
-	noWorkers := func(c *schedule) { clear(c.workers) }
-	with(noWorkers)
-	with(func(c *schedule) { clear(c.racers); clear(c.sleepers) })
-	for phase := range slices.Max(append(slices.Clone(s.phase), 0)) + 1 {
+	// Only the races of the phases keep says to, with no workers.
+	only := func(keep func(phase int) bool) {
 		with(func(c *schedule) {
-			noWorkers(c)
+			clear(c.workers)
 			for i := range c.racers {
-				if s.phase[i] != phase {
+				if !keep(s.phase[i]) {
 					c.racers[i] = nil
 				}
 			}
 			for i := range c.sleepers {
-				if s.phase[len(s.racers)+i] != phase {
+				if !keep(s.phase[len(s.racers)+i]) {
 					c.sleepers[i] = nil
 				}
 			}
 		})
 	}
+	phases := func(from, to int) { only(func(p int) bool { return p >= from && p < to }) }
+	if suspect := s.phasesOf(suspects); len(suspect) > 0 {
+		only(func(p int) bool { return slices.Contains(suspect, p) })
+	}
+	with(func(c *schedule) { clear(c.workers) })
+	// The phases that still have racers.
+	var live []int
+	for i, steps := range s.racers {
+		if len(steps) > 0 && !slices.Contains(live, s.phase[i]) {
+			live = append(live, s.phase[i])
+		}
+	}
+	slices.Sort(live)
+	if len(live) > 1 {
+		half := live[len(live)/2]
+		phases(0, half)
+		phases(half, live[len(live)-1]+1)
+	}
+	for _, p := range live {
+		phases(p, p+1)
+	}
+	with(func(c *schedule) { clear(c.racers); clear(c.sleepers) })
 	for _, lists := range []func(*schedule) [][]step{
 		func(c *schedule) [][]step { return c.workers },
 		func(c *schedule) [][]step { return c.racers },
@@ -99,6 +121,19 @@ func smaller(s schedule) []schedule {
 		}
 		for i := range steps {
 			with(func(c *schedule) { c.workers[w] = slices.Delete(slices.Clone(steps), i, i+1) })
+		}
+	}
+	return out
+}
+
+// phasesOf returns the phases of the races numbered races.
+func (s schedule) phasesOf(races []int) []int {
+	var out []int
+	for i, steps := range append(slices.Clone(s.racers), s.sleepers...) {
+		for _, st := range steps {
+			if st.rendezvous != 0 && slices.Contains(races, st.rendezvous) && !slices.Contains(out, s.phase[i]) {
+				out = append(out, s.phase[i])
+			}
 		}
 	}
 	return out

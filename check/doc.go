@@ -23,9 +23,13 @@
 //     once, so that the exits contend for init, which adopts the
 //     children: zhang-v1); a process's move out of its group against a
 //     PRIO_PGRP get/setpriority walk of that group (pgrp-walk-unlocked);
-//     a sleeping semop against the removal of its set, which is then made
-//     again under its key (sem-perm-no-revalidate). The races run before
-//     the workers, with the processors to themselves;
+//     once a sleeper is seen asleep in a semop, the removal of its set
+//     against a semop that would wake it, which must not succeed on the
+//     removed set while the sleeper fails with EIDRM; the set is then
+//     made again under its key (sem-perm-no-revalidate). The races run
+//     before the workers, with the processors to themselves, each pair's
+//     sides spinning until both run and starting at offsets of a few
+//     microseconds drawn from the seed;
 //   - Options.Workers goroutines, each owning some of the setup's
 //     processes (a task makes one call at a time), making random calls:
 //     clone, fork and threads, exit and exit_group, wait4 and waitid with
@@ -47,6 +51,11 @@
 //
 // and a call that does not return within a generous bound, or a semop
 // still asleep after every set was removed, is a violation too.
+//
+// The semaphore model knows a sleeper is queued once it was seen asleep
+// (an operation of its own, over the interval from the semop's start to
+// the sighting): from then on the call that lets it proceed completes it,
+// as update_queue does, and a removal fails it with EIDRM.
 //
 // Calls whose effects Linux runs after the call returns (a fatal signal's
 // exit, a stop) are not made, since the model applies a call's effects at

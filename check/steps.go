@@ -17,7 +17,9 @@ type actorState struct {
 	created int // tasks the worker cloned so far
 }
 
-func (a *actorState) pick(r *rand.Rand) (int, bool) {
+// pick draws one of the worker's tasks that has not exited; ok is false
+// when none is left.
+func (a *actorState) pick(r *rand.Rand) (i int, ok bool) {
 	var live []int
 	for i, e := range a.exited {
 		if !e {
@@ -45,21 +47,20 @@ func (b *builder) randomSteps(tasks []ref, helper ref, n int) []step {
 		if !ok {
 			break
 		}
-		s, ok := b.randomStep(a, i)
-		if ok {
-			if s.kind.semaphore() {
-				s.actor = helper
-			}
-			steps = append(steps, s)
+		s := b.randomStep(a, i)
+		if s.kind.semaphore() {
+			s.actor = helper
 		}
+		steps = append(steps, s)
 	}
 	return steps
 }
 
-// weights of the random calls, in kind order of randomStep's switch.
+// weights of the random calls, by the case numbers of randomStep's switch.
 var weights = []int{10, 4, 4, 2, 8, 4, 10, 2, 6, 8, 6, 8, 3, 2, 2, 1, 2}
 
-func (b *builder) randomStep(a *actorState, i int) (step, bool) {
+// randomStep draws a call by the worker's task i, or a semaphore call.
+func (b *builder) randomStep(a *actorState, i int) step {
 	r := b.r
 	s := step{actor: a.refs[i]}
 	sess := a.session[i]
@@ -172,7 +173,7 @@ func (b *builder) randomStep(a *actorState, i int) (step, bool) {
 		s.kind, s.slot = kSemget, r.IntN(keyedSlots)
 		s.arg, s.arg2, s.arg3 = b.s.keys[s.slot], setSize, unix.IPC_CREAT|0o600
 	}
-	return s, true
+	return s
 }
 
 func (b *builder) someWaitOptions(waitid bool) int {

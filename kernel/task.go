@@ -431,6 +431,10 @@ func (t *Task) Getppid() int {
 // Parent returns the parent thread (real_parent).
 func (t *Task) Parent() *Task { return t.tg.parent.Load() }
 
+// Tracer returns the thread that traces t (ptrace's task->parent), nil
+// when t is not traced.
+func (t *Task) Tracer() *Task { return t.tracer.Load() }
+
 // Sleeping reports whether the task is blocked in wait4, waitid, semop or
 // a vfork with no wake-up (a kill or an interrupting signal included)
 // pending: it will not return until another task acts. Runners use it to

@@ -49,6 +49,7 @@ var commands = []command{
 	diffCommand,
 	benchCommand,
 	plansCommand,
+	checkCommand,
 	versionCommand,
 }
 

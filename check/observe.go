@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"tasklist/kernel"
 )
 
@@ -76,13 +74,11 @@ func observeKernel(k *kernel.Kernel, pids []int) observation {
 		if t == nil {
 			continue
 		}
-		v := taskView{pid: pid, tgid: t.TGIDIn(root), pgid: t.Getpgrp(), running: !t.Exited()}
+		// Accessors, not calls: they answer for an exited task too.
+		v := taskView{pid: pid, tgid: t.TGIDIn(root), pgid: t.Getpgrp(), running: !t.Exited(),
+			sid: t.ThreadGroup().SessionID(root), nice: t.Nice()}
 		if p := t.Parent(); p != nil {
 			v.parent = p.PIDIn(root)
-		}
-		v.sid, _ = t.Getsid(0)
-		if prio, err := t.Getpriority(unix.PRIO_PROCESS, 0); err == nil {
-			v.nice = 20 - prio
 		}
 		if tr := t.Tracer(); tr != nil {
 			v.tracer = tr.PIDIn(root)

@@ -15,6 +15,10 @@ const (
 // niceToRlimit is nice_to_rlimit: 20 - nice, in 1..40.
 func niceToRlimit(nice int32) int { return int(maxNice - nice + 1) }
 
+// Nice returns the thread's nice value. Unlike Getpriority it is an
+// accessor: it answers for an exited thread too, with its last value.
+func (t *Task) Nice() int { return int(t.nice.Load()) }
+
 // Getpriority is getpriority(2) (kernel/sys.c): the largest 20 - nice
 // (1..40, as the system call returns it; the C library's value is 20
 // minus this) over the matching threads. PRIO_PROCESS names one thread by

@@ -22,11 +22,20 @@ Runs each FILE on a fresh model and on the host kernel (which needs root and a C
 and prints, per file, "FILE: no differences" or each statement whose results differ with
 both results. Expectations written in the files do not matter here.
 
-A FILE of - reads standard input, once. A file larger than 64 MiB is refused.
+A FILE of - reads standard input, once. A file larger than 64 MiB is refused. --stall is
+as for tasklist run --kernel.
 
 Exit status: 0 when no statement differs, 1 when some do, 2 when a file cannot be read,
 parsed or run (the other files are still compared).`,
-	setup: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) int { return diffFiles },
+	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
+		stall := declareStall(fs, "diff")
+		return func(paths []string, stdout, stderr io.Writer) int {
+			if err := stall.apply(); err != nil {
+				return fail(stderr, err)
+			}
+			return diffFiles(paths, stdout, stderr)
+		}
+	},
 }
 
 func diffFiles(paths []string, stdout, stderr io.Writer) int {

@@ -142,6 +142,8 @@ func TestRunCommand(t *testing.T) {
 		{"flag value after FILE", []string{"run", good, "--kernel=maybe"}, 2, "",
 			"tasklist: run: invalid boolean value \"maybe\" for -kernel: parse error\n", true},
 		{"dash dash", []string{"run", "--", "-h"}, 2, "", "tasklist: open -h: no such file or directory\n", false},
+		{"stall not positive", []string{"run", "--kernel", "--stall", "-1s", good}, 2, "",
+			"tasklist: run: --stall -1s: the stall timeout must be positive\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,15 +195,17 @@ func TestDiffCommand(t *testing.T) {
 		status int
 		errs   string
 	}{
-		{"no file", []string{"diff"}, 2, "tasklist: diff: missing FILE...\nusage: tasklist diff FILE...\n" +
+		{"no file", []string{"diff"}, 2, "tasklist: diff: missing FILE...\nusage: tasklist diff [flags] FILE...\n" +
 			"Run 'tasklist help diff' for details.\n"},
 		{"stdin twice", []string{"diff", "-", "-"}, 2,
 			"tasklist: diff: standard input (-) is named 2 times; it can be read once\n"},
 		{"errors in every file", []string{"diff", bad, "/nonexistent/x.scn", "/dev/zero"}, 2,
 			bad + ":2:6: unknown call frok\ntasklist: open /nonexistent/x.scn: no such file or directory\n" +
 				"tasklist: /dev/zero: larger than 64 MiB, the limit for a scenario\n"},
+		{"stall not positive", []string{"diff", "--stall=0", bad}, 2,
+			"tasklist: diff: --stall 0s: the stall timeout must be positive\n"},
 		{"unknown flag", []string{"diff", bad, "-x"}, 2, "tasklist: diff: flag provided but not defined: -x\n" +
-			"usage: tasklist diff FILE...\nRun 'tasklist help diff' for details.\n"},
+			"usage: tasklist diff [flags] FILE...\nRun 'tasklist help diff' for details.\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

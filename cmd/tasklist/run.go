@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"tasklist/lockstat"
 	"tasklist/plan"
@@ -33,6 +34,10 @@ such as linux-2.6.35,prio-without-tasklist. A plan changes how calls wait for ea
 never what they return. --lockstat prints, after the scenario's lines, the lock statistics
 of the run in /proc/lock_stat's columns.
 
+With --kernel, a call that stays blocked while every task of the run sleeps is reported
+stuck (EDEADLK) once --stall has passed: only a timer could still end it. A shorter stall
+runs such files faster, at the risk of calling a slow call stuck on a loaded machine.
+
 Exit status: 0 when every expectation held, 1 when one did not, 2 when the file cannot be
 read or parsed ("FILE:LINE:COL: message", before anything runs) or the run cannot start.`,
 	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
@@ -40,7 +45,11 @@ read or parsed ("FILE:LINE:COL: message", before anything runs) or the run canno
 		planName := fs.String("plan", "scalable", "run the model under this lock plan: a preset and toggles")
 		unsafe := fs.Bool("unsafe", false, "allow the plan's unsafe toggles, which recreate races")
 		stats := fs.Bool("lockstat", false, "print the run's lock statistics after the scenario")
+		stall := declareStall(fs, "run")
 		return func(args []string, stdout, stderr io.Writer) int {
+			if err := stall.apply(); err != nil {
+				return fail(stderr, err)
+			}
 			p, err := plan.Parse(*planName, *unsafe)
 			if err != nil {
 				return fail(stderr, err)
@@ -73,6 +82,26 @@ read or parsed ("FILE:LINE:COL: message", before anything runs) or the run canno
 			return status
 		}
 	},
+}
+
+// stallFlag is --stall, the kernel runner's kernelrun.StallTimeout.
+type stallFlag struct {
+	command string
+	d       *time.Duration
+}
+
+func declareStall(fs *flag.FlagSet, command string) stallFlag {
+	return stallFlag{command, fs.Duration("stall", kernelrun.StallTimeout,
+		"on the kernel, how long a call may stay blocked while every task sleeps before it is reported stuck")}
+}
+
+// apply sets the kernel runner's stall timeout, which must be positive.
+func (f stallFlag) apply() error {
+	if *f.d <= 0 {
+		return fmt.Errorf("%s: --stall %v: the stall timeout must be positive", f.command, *f.d)
+	}
+	kernelrun.StallTimeout = *f.d
+	return nil
 }
 
 func newModel() (scenario.Backend, error)  { return modelrun.New() }

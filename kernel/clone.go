@@ -167,7 +167,7 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 		sh.users.Add(1)
 		tg.sighand.Store(sh)
 	} else {
-		tg.sighand.Store(newSignalHandlers(parent.sighand.Load().table.Load()))
+		tg.startOwnSighand(parent.sighand.Load().table.Load())
 	}
 	tg.rlimits.Store(parent.rlimits.Load())
 	tg.mm.Store(parent.copyMM(flags))
@@ -343,7 +343,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t.ipcNS.Store(sem.NewNamespaceLocking(k.cfg.SemLimits, k.plan.SemLocking()))
 	tg := newLoneThreadGroup(k, t, serial, k.rootNS)
 	tg.unkillable = true
-	tg.sighand.Store(newSignalHandlers(&sigTable{}))
+	tg.startOwnSighand(&sigTable{})
 	tg.rlimits.Store(&limits)
 	// Nobody else can reach init yet: the lock only satisfies the
 	// annotations of the fields it guards.

@@ -215,23 +215,53 @@ func (t *Task) exitNotify(q *exitQueue) {
 // once the section is over (release_task never runs inside another
 // section's hold of the table lock).
 type deadList struct {
-	threads []*Task        // non-leader threads: releaseThread
-	groups  []*ThreadGroup // processes whose leader was claimed: release
+	threads deadQueue[*Task]        // non-leader threads: releaseThread
+	groups  deadQueue[*ThreadGroup] // processes whose leader was claimed: release
 }
 
 // release releases everything collected, threads first.
 func (d *deadList) release() {
-	if d.threads != nil || d.groups != nil {
+	if d.threads.first != nil || d.groups.first != nil {
 		d.releaseAll()
 	}
 }
 
 func (d *deadList) releaseAll() {
-	for _, t := range d.threads {
-		t.releaseThread()
+	d.threads.each((*Task).releaseThread)
+	d.groups.each((*ThreadGroup).release)
+}
+
+// add moves everything collected in from onto d.
+func (d *deadList) add(from *deadList) {
+	from.threads.each(d.threads.push)
+	from.groups.each(d.groups.push)
+}
+
+// deadQueue is a list that keeps its first element inline: a section most
+// often finds one thing dead, and then collecting it allocates nothing.
+type deadQueue[T comparable] struct {
+	first T
+	rest  []T
+}
+
+func (q *deadQueue[T]) push(v T) {
+	var none T
+	if q.first == none {
+		q.first = v
+		return
 	}
-	for _, tg := range d.groups {
-		tg.release()
+	q.rest = append(q.rest, v)
+}
+
+// each calls f on the elements in the order they were pushed.
+func (q *deadQueue[T]) each(f func(T)) {
+	var none T
+	if q.first == none {
+		return
+	}
+	f(q.first)
+	for _, v := range q.rest {
+		f(v)
 	}
 }
 
@@ -291,11 +321,11 @@ func (t *Task) becomeZombie(dead *deadList) {
 	switch {
 	case selfReap:
 		if t.notifyTracer() {
-			dead.threads = append(dead.threads, t)
+			dead.threads.push(t)
 		}
 	case notify:
 		if tg.notifyParent() {
-			dead.groups = append(dead.groups, tg)
+			dead.groups.push(tg)
 		}
 	default:
 		t.signalTracer()

@@ -117,7 +117,10 @@ func (ns *PIDNamespace) isAncestorOf(other *PIDNamespace) bool {
 // PID is a struct pid: one number per namespace level, from the root
 // namespace down to the one it was allocated in.
 type PID struct {
-	ns  *PIDNamespace
+	ns *PIDNamespace
+	// nrs holds the number at each level, root first; a pid of the root
+	// namespace keeps its one number in rootNr, in the struct's padding,
+	// so that a fork there allocates the pid in one piece.
 	nrs []int32
 	// task is the task whose tid this is; nil once it is released while
 	// a process group or session still uses the number.
@@ -126,7 +129,8 @@ type PID struct {
 	session atomic.Pointer[Session]
 	// refs counts the users that keep the numbers allocated: the task, a
 	// process group and a session named by it.
-	refs atomic.Int32
+	refs   atomic.Int32
+	rootNr [1]int32
 }
 
 // publishedTask returns the task whose tid this is, or nil while its clone
@@ -155,6 +159,17 @@ func (p *PID) nrIn(ns *PIDNamespace) int {
 	return int(p.nrs[ns.level])
 }
 
+// newPID returns a pid of ns with no numbers yet.
+func newPID(ns *PIDNamespace) *PID {
+	p := &PID{ns: ns}
+	if ns.level == 0 {
+		p.nrs = p.rootNr[:]
+	} else {
+		p.nrs = make([]int32, ns.level+1)
+	}
+	return p
+}
+
 // allocPID allocates one number in ns and in every ancestor, innermost
 // first (alloc_pid), and publishes p in each level's table with t as an
 // embryo that lookups do not return. It returns the root level's
@@ -164,7 +179,7 @@ func (p *PID) nrIn(ns *PIDNamespace) int {
 // level has allocated: alloc_pid checks PIDNS_ADDING after the loop, so
 // the failed fork has moved the cursor of every level.
 func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
-	p := &PID{ns: ns, nrs: make([]int32, ns.level+1)}
+	p := newPID(ns)
 	p.task.Store(t)
 	p.refs.Store(1)
 	var serial uint64

@@ -141,13 +141,13 @@ func (tg *ThreadGroup) realParent() *Task {
 // SIGCHLD a tracee's stop sends it, as a kernel thread does.
 func (k *Kernel) newIdle() *Task {
 	idle := &Task{k: k, sleepingOn: sleepSlot{k: k}}
-	idle.pid.Store(&PID{ns: k.rootNS, nrs: []int32{0}})
+	idle.pid.Store(newPID(k.rootNS)) // number 0
 	idle.creds.Store(rootCreds())
 	idle.nsForChildren.Store(k.rootNS)
 	// Serial 0 orders its lock before every process's, init's included.
 	tg := newLoneThreadGroup(k, idle, 0, k.rootNS)
 	tg.unkillable = true
-	tg.sighand.Store(newSignalHandlers(&sigTable{}))
+	tg.startOwnSighand(&sigTable{})
 	tg.rlimits.Store(&rlimitTable{})
 	idle.state.Store(taskRunning)
 	return idle

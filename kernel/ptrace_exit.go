@@ -42,8 +42,7 @@ func (t *Task) exitPtrace(dead *deadList, q *exitQueue) {
 	t.detachTracees(&released, q)
 	p.Unlock(plan.ExitPtrace)
 	if p.Has(plan.ReleaseTraceesInReaper) {
-		dead.threads = append(dead.threads, released.threads...)
-		dead.groups = append(dead.groups, released.groups...)
+		dead.add(&released)
 		return
 	}
 	released.release()
@@ -115,11 +114,11 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 // on dead.
 func (c *Task) handOffTraced(dead *deadList) {
 	if c != c.tg.leader.Load() {
-		dead.threads = append(dead.threads, c)
+		dead.threads.push(c)
 		return
 	}
 	if c.tg.notifyParent() {
-		dead.groups = append(dead.groups, c.tg)
+		dead.groups.push(c.tg)
 	}
 }
 
@@ -149,7 +148,7 @@ func (tg *ThreadGroup) reapIfParentIgnores(dead *deadList) {
 	}
 	ptg.mu.Unlock()
 	if reap {
-		dead.groups = append(dead.groups, tg)
+		dead.groups.push(tg)
 	}
 }
 

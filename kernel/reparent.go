@@ -68,7 +68,9 @@ func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool)
 		across = true
 		var unwanted []*ThreadGroup
 		moved, unwanted = moveChildrenAcrossLocked(father, reaper)
-		dead.groups = append(dead.groups, unwanted...)
+		for _, c := range unwanted {
+			dead.groups.push(c)
+		}
 		if father == tg.leader.Load() && tg.isChildOf(rtg) && !tg.tracedAway() {
 			zombie = true
 			autoreap = father.becomeZombieLocked(rtg)
@@ -85,7 +87,7 @@ func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool)
 		}
 	}
 	if autoreap {
-		dead.groups = append(dead.groups, tg)
+		dead.groups.push(tg)
 	}
 	return zombie
 }

@@ -48,10 +48,22 @@ type SignalHandlers struct {
 
 func newSignalHandlers(t *sigTable) *SignalHandlers {
 	sh := &SignalHandlers{}
+	sh.init(t)
+	return sh
+}
+
+// init makes sh a table with the handlers of t and one user.
+func (sh *SignalHandlers) init(t *sigTable) {
 	sh.mu.Init(sighandClass, 0)
 	sh.table.Store(t)
 	sh.users.Store(1)
-	return sh
+}
+
+// startOwnSighand gives a process that nothing can reach yet its own
+// handler table, with the handlers of t.
+func (tg *ThreadGroup) startOwnSighand(t *sigTable) {
+	tg.ownSighand.init(t)
+	tg.sighand.Store(&tg.ownSighand)
 }
 
 func (sh *SignalHandlers) action(sig int) SigAction { return sh.table.Load()[sig-1] }

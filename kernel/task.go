@@ -54,6 +54,24 @@ type Task struct {
 	// nrChildren counts the processes whose parent is this thread; they
 	// sit on the process's children list. Written under tg.mu.
 	nrChildren atomic.Int32
+	// childrenClosed is set, under tg.mu, when this thread's exit has
+	// handed its children to a reaper; nothing may be adopted by it
+	// afterwards.
+	childrenClosed atomic.Bool
+	// killPending is set when the thread has been sent SIGKILL (or its
+	// group is exiting): blocking calls return EINTR, and dying (below)
+	// is closed.
+	// +checklocks:tg.mu
+	killPending bool
+	// intrArmed is set while the thread sleeps in an interruptible call
+	// (wait4, waitid, semop); intr (below), made on first use, is closed
+	// when a signal interrupts that sleep, and intrSig records which one
+	// until the call takes it (sigintr.go).
+	// +checklocks:tg.mu
+	intrArmed bool
+	// groupDead is set on the thread whose exit ended its process (the
+	// last live thread: group_dead in do_exit).
+	groupDead atomic.Bool
 	// childSeq numbers this thread's children in the order they joined
 	// its children list.
 	// +checklocks:tg.mu
@@ -65,37 +83,16 @@ type Task struct {
 	ready [2]readyQueue
 	// +checklocks:tg.mu
 	jobs [2]jobQueue
-	// childrenClosed is set, under tg.mu, when this thread's exit has
-	// handed its children to a reaper; nothing may be adopted by it
-	// afterwards.
-	childrenClosed atomic.Bool
 	// threadLink is guarded by tg.mu, through the thread list.
 	threadLink link[Task]
-	// killPending is set when the thread has been sent SIGKILL (or its
-	// group is exiting): blocking calls return EINTR.
-	// +checklocks:tg.mu
-	killPending bool
 	// dying, when not nil, is closed when killPending is set; blocking
 	// calls select on it. It is made on first use.
 	// +checklocks:tg.mu
 	dying chan struct{}
-	// intrArmed is set while the thread sleeps in an interruptible call
-	// (wait4, waitid, semop); intr, made on first use, is closed when a
-	// signal interrupts that sleep, and intrSig records which one until
-	// the call takes it (sigintr.go).
-	// +checklocks:tg.mu
-	intrArmed bool
 	// +checklocks:tg.mu
 	intr chan struct{}
 	// +checklocks:tg.mu
 	intrSig int
-
-	// groupDead is set on the thread whose exit ended its process (the
-	// last live thread: group_dead in do_exit).
-	groupDead atomic.Bool
-	// userShard is the shard of its user's member lists the task sits in,
-	// fixed at clone.
-	userShard uint8
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn sleepSlot
@@ -111,11 +108,6 @@ type Task struct {
 	// nsForChildren is the pid namespace new children are created in:
 	// the task's own, or the one made by unshare(CLONE_NEWPID).
 	nsForChildren atomic.Pointer[PIDNamespace]
-	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
-	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
-	// next execve fails with EAGAIN while it still is. A fork inherits
-	// it; a fork that passes the limit check clears the caller's.
-	nprocExceeded atomic.Bool
 	// user is the User of the task's real uid: the task is on its member
 	// list and charged to it for RLIMIT_NPROC. It changes only under
 	// that user's and the next one's locks.
@@ -206,6 +198,14 @@ type Task struct {
 	// interrupt and so left its wait queue.
 	// +checklocks:tg.mu
 	stopInCallOwed bool
+	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
+	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
+	// next execve fails with EAGAIN while it still is. A fork inherits
+	// it; a fork that passes the limit check clears the caller's.
+	nprocExceeded atomic.Bool
+	// userShard is the shard of its user's member lists the task sits in,
+	// fixed at clone.
+	userShard uint8
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
@@ -223,6 +223,10 @@ type ThreadGroup struct {
 	// sighand is the signal handler table, shared with CLONE_SIGHAND;
 	// exec gives the process a private one (unshare_sighand).
 	sighand atomic.Pointer[SignalHandlers]
+	// ownSighand is the table a process made without CLONE_SIGHAND
+	// starts with (sighand points to it), allocated with the process. A
+	// process that shares it keeps this one reachable.
+	ownSighand SignalHandlers
 
 	// leader is the thread whose pid is the tgid.
 	leader atomic.Pointer[Task]

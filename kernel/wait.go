@@ -123,8 +123,15 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 	p := t.k.plan
 	t.arm() // the whole call is interruptible, its scans included
 	defer t.disarm()
-	w := &childWait{t: t, sel: sel, opts: opts}
-	defer tg.dequeueWaiter(w)
+	// The waiter goes on the process's queue only once the call sleeps:
+	// a call that finds its answer at once never takes the lock again to
+	// leave it.
+	var w *childWait
+	defer func() {
+		if w != nil {
+			tg.dequeueWaiter(w)
+		}
+	}()
 	sig := 0            // an interrupting signal taken and not yet acted on
 	outForStop := false // the call left to stop and has not restarted
 	for {
@@ -217,6 +224,9 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 				return WaitResult{}, unix.EINTR
 			}
 			sig = 0
+		}
+		if w == nil {
+			w = &childWait{t: t, sel: sel, opts: opts}
 		}
 		wake := tg.sleepChanLocked(w)
 		tg.mu.Unlock()

@@ -220,7 +220,7 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, 
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 		return nil, unix.ENOMEM // the namespace's init died meanwhile
 	}
-	tg.threads.pushBack(child, threadLinkOf)
+	tg.addThreadLocked(child)
 	tg.liveThreads++
 	return tracer, nil
 }
@@ -322,7 +322,7 @@ func newLoneThreadGroup(k *Kernel, leader *Task, serial uint64, ns *PIDNamespace
 	// Nobody else can reach tg yet; the lock only satisfies the
 	// annotations of the fields it guards.
 	tg.mu.Lock()
-	tg.threads.pushBack(leader, threadLinkOf)
+	tg.addThreadLocked(leader)
 	tg.liveThreads = 1
 	tg.mu.Unlock()
 	return tg

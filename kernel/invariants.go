@@ -77,7 +77,7 @@ func (c *checker) checkSharerCounts() {
 // checkUser verifies a user's member list: exactly the tasks whose real
 // uid it is, and its RLIMIT_NPROC count.
 func (c *checker) checkUser(u *User) {
-	u.lockAll()
+	u.rlockAll()
 	n := 0
 	u.eachMemberLocked(func(t *Task) bool {
 		n++
@@ -89,7 +89,7 @@ func (c *checker) checkUser(u *User) {
 		}
 		return true
 	})
-	u.unlockAll()
+	u.runlockAll()
 	if want := c.userTasks[u]; n != want {
 		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
 	}
@@ -256,6 +256,9 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	})
 	if live != tg.liveThreads {
 		c.fail("process %d: %d running threads, live count %d", id, live, tg.liveThreads)
+	}
+	if sole := tg.soleThread.Load(); (tg.threads.len == 1) != (sole != nil) || sole != nil && sole != tg.threads.head {
+		c.fail("process %d: its sole thread does not match its %d-thread list", id, tg.threads.len)
 	}
 	zombie := tg.exitState.Load() == procZombie
 	if zombie && (tg.threads.len != 1 || leader.state.Load() != taskZombie) {

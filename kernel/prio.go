@@ -191,15 +191,26 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
-		// The member's lock guards its thread list.
-		m.mu.Lock()
-		m.threads.each(threadLinkOf, func(th *Task) bool {
-			f(th)
-			return true
-		})
-		m.mu.Unlock()
+		m.eachThread(f)
 		return true
 	})
+}
+
+// eachThread calls f for every thread of the process: a single-threaded
+// one's without its lock, which its list then needs no more than Linux's
+// RCU walk does (the thread's nice is read atomically either way).
+func (tg *ThreadGroup) eachThread(f func(*Task)) {
+	if th := tg.soleThread.Load(); th != nil {
+		f(th)
+		return
+	}
+	// The process's lock guards its thread list.
+	tg.mu.Lock()
+	tg.threads.each(threadLinkOf, func(th *Task) bool {
+		f(th)
+		return true
+	})
+	tg.mu.Unlock()
 }
 
 // eachThreadUnlocked is eachThread without the group's lock: the walk
@@ -211,23 +222,18 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 // +checklocksignore: it reads g.members without g.mu on purpose.
 func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
 	for m := g.members.head; m != nil; m = m.pgrpLink.next {
-		// The member's lock guards its thread list.
-		m.mu.Lock()
-		m.threads.each(threadLinkOf, func(th *Task) bool {
-			f(th)
-			return true
-		})
-		m.mu.Unlock()
+		m.eachThread(f)
 	}
 }
 
 // eachVisible calls f for every published thread of the user that is
-// visible in ns, shard by shard, holding every shard's lock.
+// visible in ns, shard by shard, holding every shard's lock for reading.
 func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
 	// The user's locks fix its members: setuid moves a thread under
-	// both users' locks.
-	u.lockAll()
-	defer u.unlockAll()
+	// both users' locks, for writing. Walks only read the lists (a nice
+	// value changes by its own atomic update).
+	u.rlockAll()
+	defer u.runlockAll()
 	u.eachMemberLocked(func(th *Task) bool {
 		if th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0 {
 			f(th)

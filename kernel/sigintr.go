@@ -113,6 +113,30 @@ func (tg *ThreadGroup) removeThreadLocked(t *Task) {
 		tg.currTarget = t.threadLink.next
 	}
 	tg.threads.remove(t, threadLinkOf)
+	tg.noteThreadsLocked()
+}
+
+// addThreadLocked appends t to the process's thread list.
+//
+// Preconditions: tg.mu is held; t is a new thread of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) addThreadLocked(t *Task) {
+	tg.threads.pushBack(t, threadLinkOf)
+	tg.noteThreadsLocked()
+}
+
+// noteThreadsLocked brings soleThread in step with the thread list.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) noteThreadsLocked() {
+	if tg.threads.len == 1 {
+		tg.soleThread.Store(tg.threads.head)
+	} else {
+		tg.soleThread.Store(nil)
+	}
 }
 
 // wantsSignalLocked is wants_signal: the thread runs, is not being

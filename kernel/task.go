@@ -233,6 +233,11 @@ type ThreadGroup struct {
 
 	// +checklocks:mu
 	threads ilist[Task]
+	// soleThread is the only thread on threads when there is one, else
+	// nil; it changes with the list, under mu. A walk over a group's
+	// processes visits a single-threaded process through it without the
+	// process's lock, as Linux's walks take none (RCU).
+	soleThread atomic.Pointer[Task]
 	// currTarget is signal->curr_target, where complete_signal starts
 	// looking for a thread that wants a signal the one it was sent
 	// through does not (nil: the head of the thread list).

@@ -14,8 +14,8 @@ import (
 // task stays in the shard of the process that created it, so processes
 // that fork or spawn threads side by side as one user rarely take the
 // same lock (Linux takes none on fork or exit: its PRIO_USER walks every
-// task). A walk locks every shard, in order, so it sees one moment of the
-// user's membership. setuid moves a thread from one user's shard to the
+// task). A walk locks every shard for reading, in order, so it sees one
+// moment of the user's membership while other walks go on beside it. setuid moves a thread from one user's shard to the
 // same shard of another holding both locks (lower uid first) and
 // publishes the new credentials inside that section, so a walk sees
 // exactly the threads whose real uid is the user's.
@@ -32,7 +32,7 @@ const userShards = 8
 
 // userShard is one of a user's member lists, on cache lines of its own.
 type userShard struct {
-	mu lockstat.Mutex
+	mu lockstat.RWMutex
 	// members are threads with the user's real uid, from just before
 	// clone publishes them until they are released.
 	// +checklocks:mu
@@ -125,31 +125,33 @@ func (t *Task) leaveUser() {
 	}
 }
 
-// lockAll locks every shard of the user, in order, for a walk.
+// rlockAll locks every shard of the user for reading, in order, for a
+// walk.
 //
 // +checklocksignore: the shards' locks are taken in a loop, which
 // checklocks cannot follow; lockstat checks their order.
-func (u *User) lockAll() {
+func (u *User) rlockAll() {
 	for i := range u.shards {
-		u.shards[i].mu.Lock()
+		u.shards[i].mu.RLock()
 	}
 }
 
-// unlockAll releases what lockAll took.
+// runlockAll releases what rlockAll took.
 //
-// +checklocksignore: as for lockAll.
-func (u *User) unlockAll() {
+// +checklocksignore: as for rlockAll.
+func (u *User) runlockAll() {
 	for i := len(u.shards) - 1; i >= 0; i-- {
-		u.shards[i].mu.Unlock()
+		u.shards[i].mu.RUnlock()
 	}
 }
 
 // eachMemberLocked calls f for every member of the user, shard by shard,
 // until f returns false.
 //
-// Preconditions: every shard of u is locked (lockAll).
+// Preconditions: every shard of u is locked, at least for reading
+// (rlockAll).
 //
-// +checklocksignore: as for lockAll.
+// +checklocksignore: as for rlockAll.
 func (u *User) eachMemberLocked(f func(*Task) bool) {
 	for i := range u.shards {
 		done := false

@@ -59,8 +59,10 @@
 //     thread stays in the shard of the process that created it. A
 //     PRIO_USER walk holds every shard's lock; setuid holds the thread's
 //     shard in both users to move it.
-//   - pid.Allocator.mu guards one namespace level's pid cursor; allocation
-//     takes it, freeing does not (kernel/pid).
+//   - pid.Allocator.mu orders changes of one namespace level's pid_max;
+//     allocation and freeing take no lock: an allocation claims its
+//     number by moving the level's cursor with a compare-and-swap
+//     (kernel/pid).
 //
 // Reads take no lock: pids, parents, credentials, rlimits and signal
 // handlers are atomics or immutable snapshots behind atomic pointers, and
@@ -98,7 +100,7 @@
 //  4. User.mu: one user's shards in increasing order (a PRIO_USER walk),
 //     or one shard of two users in increasing uid (setuid); nothing else
 //     is taken while one is held.
-//  5. pid.Allocator.mu (a leaf).
+//  5. pid.Allocator.mu (a leaf, taken only to change pid_max).
 //
 // entropy's shard locks are taken with no kernel lock held: a released
 // task's runtime is mixed in after release_task's critical sections

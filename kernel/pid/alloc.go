@@ -38,31 +38,32 @@ var allocatorClass = lockstat.NewClass("pid.Allocator.mu")
 // one Space hand out numbers in a single cyclic order and never the same
 // number twice, each publishing only its own; a benchmark control uses it
 // to give independent kernels one pid cursor, the one thing a table that
-// keeps Linux's global pid order cannot stop sharing. Its lock is a leaf:
-// nothing else is acquired while it is held.
+// keeps Linux's global pid order cannot stop sharing.
 //
-// Only allocation takes the lock: it alone moves the cursor and picks a
-// number. Freeing clears the number's bit and its counts with atomic
-// operations, so a release never waits for a fork (free_pid and
-// alloc_pid share pidmap_lock in Linux; here the exit side does not).
+// Neither allocation nor freeing takes a lock (pidmap_lock serialises both
+// in Linux). An allocation claims the numbers from the cursor up to the
+// one it takes by moving the cursor past them with a compare-and-swap from
+// the value it scanned from, then sets that number's bit: allocations are
+// ordered by their cursor moves, so the cursor never goes back and a
+// number is not reused before the cursor wraps, as under a lock. Freeing
+// clears a bit and the counts. The lock orders only changes of pid_max;
+// it is a leaf: nothing else is acquired while it is held.
 type Space struct {
 	mu lockstat.Mutex
 	// used has one bit per number in [0, max), in words that never move
-	// once made: a set bit is allocated. Alloc sets bits under mu, Free
-	// clears them with no lock. SetMax replaces the slice, keeping the
-	// words, so a Free that loaded the old slice clears the same word.
+	// once made: a set bit is allocated. Alloc sets bits and Free clears
+	// them with atomic operations. SetMax replaces the slice, keeping the
+	// words, so an operation that loaded the old slice uses the same word.
 	used atomic.Pointer[[]*atomic.Uint64]
 	// count is the number of allocated numbers, over all allocators.
 	count atomic.Int64
 	// cursor is the next number to try (idr_next).
-	// +checklocks:mu
-	cursor int
-	// max is pid_max: the largest number handed out is max-1.
-	// +checklocks:mu
-	max int
+	cursor atomic.Int64
+	// max is pid_max: the largest number handed out is max-1. It changes
+	// under mu, after used has grown to cover it.
+	max atomic.Int64
 	// seq counts successful allocations since creation.
-	// +checklocks:mu
-	seq uint64
+	seq atomic.Uint64
 }
 
 // growUsed makes used cover numbers below max.
@@ -98,16 +99,17 @@ func NewSpace(max int) (*Space, error) {
 	s := &Space{}
 	s.mu.Init(allocatorClass, 0)
 	s.mu.Lock()
-	s.max = max
 	s.growUsed(max)
+	s.max.Store(int64(max))
 	s.mu.Unlock()
 	return s, nil
 }
 
 // Allocator hands out the pid numbers of one namespace level and maps each
-// allocated number to an object. Lookups and frees take no lock;
-// allocation and publication happen under its space's lock, so that a
-// walk that follows Disable sees every number allocated before it.
+// allocated number to an object. Nothing takes a lock but SetMax. An
+// allocation publishes its object before it checks for Disable, and
+// Disable is set before the walk that follows it, so that walk sees every
+// number whose allocation succeeds.
 type Allocator[T any] struct {
 	space *Space
 	table table[T]
@@ -117,8 +119,7 @@ type Allocator[T any] struct {
 	count atomic.Int64
 	// disabled is set once the namespace's init has died: every later
 	// allocation fails with ENOMEM (disable_pid_allocation).
-	// +checklocks:space.mu
-	disabled bool
+	disabled atomic.Bool
 }
 
 // NewAllocator returns an allocator with a space of its own and the given
@@ -148,40 +149,71 @@ func NewSharedAllocator[T any](s *Space) *Allocator[T] { return &Allocator[T]{sp
 // check fails, so a fork into a dead namespace uses up a number (A13).
 func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 	s := a.space
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	min := 1
-	if s.cursor > ReservedPIDs {
-		min = ReservedPIDs
+	for {
+		nr, err = s.claim()
+		if err != nil {
+			return 0, 0, err
+		}
+		bit := uint64(1) << (nr % 64)
+		if !s.setBit(nr, bit) {
+			continue // the cursor wrapped round to nr meanwhile: claim again
+		}
+		a.table.store(nr, v)
+		if a.disabled.Load() {
+			// Published before the check: a walk after Disable may have
+			// seen v, as one sees an embryo whose clone then fails.
+			a.table.store(nr, nil)
+			s.word(nr).And(^bit)
+			return 0, 0, syscall.ENOMEM
+		}
+		s.count.Add(1)
+		a.count.Add(1)
+		return nr, s.seq.Add(1), nil
 	}
-	start := max(s.cursor, min)
-	nr = s.findFreeLocked(start, s.max)
-	if nr < 0 && start > min {
-		nr = s.findFreeLocked(min, s.max)
-	}
-	if nr < 0 {
-		return 0, 0, syscall.EAGAIN
-	}
-	if a.disabled {
-		s.cursor = nr + 1
-		return 0, 0, syscall.ENOMEM
-	}
-	s.word(nr).Or(1 << (nr % 64))
-	a.table.store(nr, v)
-	s.cursor = nr + 1
-	s.count.Add(1)
-	a.count.Add(1)
-	s.seq++
-	return nr, s.seq, nil
 }
 
-// findFreeLocked returns the first clear bit in [from, to), or -1.
-//
-// Preconditions: s.mu is held.
-//
-// +checklocks:s.mu
-func (s *Space) findFreeLocked(from, to int) int {
-	words := *s.used.Load()
+// claim picks the first free number at or after the cursor, cyclically,
+// and moves the cursor past it. Errors: EAGAIN when every number in range
+// is taken.
+func (s *Space) claim() (int, error) {
+	for {
+		words := *s.used.Load()
+		to := min(int(s.max.Load()), len(words)*64)
+		cursor := s.cursor.Load()
+		lowest := 1
+		if cursor > ReservedPIDs {
+			lowest = ReservedPIDs
+		}
+		start := max(int(cursor), lowest)
+		nr := findFree(words, start, to)
+		if nr < 0 && start > lowest {
+			nr = findFree(words, lowest, to)
+		}
+		if nr < 0 {
+			return 0, syscall.EAGAIN
+		}
+		if s.cursor.CompareAndSwap(cursor, int64(nr)+1) {
+			return nr, nil
+		}
+	}
+}
+
+// setBit marks nr allocated and reports whether it was free.
+func (s *Space) setBit(nr int, bit uint64) bool {
+	w := s.word(nr)
+	for {
+		old := w.Load()
+		if old&bit != 0 {
+			return false
+		}
+		if w.CompareAndSwap(old, old|bit) {
+			return true
+		}
+	}
+}
+
+// findFree returns the first clear bit in [from, to) of words, or -1.
+func findFree(words []*atomic.Uint64, from, to int) int {
 	for from < to {
 		w := from / 64
 		free := ^words[w].Load() >> (from % 64)
@@ -215,11 +247,10 @@ func (a *Allocator[T]) Free(nr int) int { return a.free(nr) }
 // namespace whose first allocation failed.
 func (a *Allocator[T]) Abort(nr int) {
 	s := a.space
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	a.free(nr)
 	if s.count.Load() == 0 {
-		s.cursor = 0
+		// Unless another allocation has moved the cursor since.
+		s.cursor.CompareAndSwap(int64(nr)+1, 0)
 	}
 }
 
@@ -240,28 +271,16 @@ func (a *Allocator[T]) free(nr int) int {
 
 // Disable makes every later Alloc fail with ENOMEM (after it has moved the
 // cursor, as a failed alloc_pid does).
-func (a *Allocator[T]) Disable() {
-	a.space.mu.Lock()
-	a.disabled = true
-	a.space.mu.Unlock()
-}
+func (a *Allocator[T]) Disable() { a.disabled.Store(true) }
 
 // Disabled reports whether Disable has been called.
-func (a *Allocator[T]) Disabled() bool {
-	a.space.mu.Lock()
-	defer a.space.mu.Unlock()
-	return a.disabled
-}
+func (a *Allocator[T]) Disabled() bool { return a.disabled.Load() }
 
 // Count returns the number of numbers this allocator has allocated.
 func (a *Allocator[T]) Count() int { return int(a.count.Load()) }
 
 // Max returns pid_max.
-func (a *Allocator[T]) Max() int {
-	a.space.mu.Lock()
-	defer a.space.mu.Unlock()
-	return a.space.max
-}
+func (a *Allocator[T]) Max() int { return a.space.Max() }
 
 // SetMax changes pid_max, for every allocator of the space. Numbers
 // already handed out above the new maximum stay valid until freed.
@@ -271,16 +290,13 @@ func (a *Allocator[T]) SetMax(max int) error {
 		return syscall.EINVAL
 	}
 	s := a.space
+	// The lock orders concurrent changes: used grows before max does.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.growUsed(max)
-	s.max = max
+	s.max.Store(int64(max))
 	return nil
 }
 
 // Max returns the space's pid_max.
-func (s *Space) Max() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.max
-}
+func (s *Space) Max() int { return int(s.max.Load()) }

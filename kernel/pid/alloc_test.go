@@ -2,6 +2,7 @@ package pid
 
 import (
 	"errors"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -346,6 +347,81 @@ func TestSharedSpaceConcurrent(t *testing.T) {
 				t.Fatalf("number %d handed out twice", nr)
 			}
 			seen[nr] = true
+		}
+	}
+}
+
+// TestAllocConcurrentNoEarlyReuse_A11: allocations racing on one cursor
+// still hand out numbers in one cyclic order: a number freed at once is
+// not handed out again before the cursor wraps, so 2,000 allocations in a
+// space of 32,768 get 1..2000, each once.
+func TestAllocConcurrentNoEarlyReuse_A11(t *testing.T) {
+	a := newAlloc(t, DefaultMax)
+	const workers, each = 4, 500
+	got := make([][]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				v := i
+				nr, _, err := a.Alloc(&v)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				got[w] = append(got[w], nr)
+				a.Free(nr)
+			}
+		})
+	}
+	wg.Wait()
+	seen := map[int]bool{}
+	for _, nrs := range got {
+		for _, nr := range nrs {
+			if seen[nr] || nr < 1 || nr > workers*each {
+				t.Fatalf("number %d handed out twice or out of 1..%d", nr, workers*each)
+			}
+			seen[nr] = true
+		}
+	}
+}
+
+// TestAllocDisableSeenByWalk_A13: a walk that follows Disable sees every
+// number whose allocation succeeded, however the two race.
+func TestAllocDisableSeenByWalk_A13(t *testing.T) {
+	for round := range 50 {
+		a := newAlloc(t, DefaultMax)
+		var mu sync.Mutex
+		won := map[int]bool{}
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					v := i
+					nr, _, err := a.Alloc(&v)
+					if err != nil {
+						return // ENOMEM: disabled
+					}
+					mu.Lock()
+					won[nr] = true
+					mu.Unlock()
+				}
+			})
+		}
+		for a.Count() < 20*(round%5+1) {
+			runtime.Gosched()
+		}
+		a.Disable()
+		walked := map[int]bool{}
+		a.Range(func(nr int, _ *int) bool {
+			walked[nr] = true
+			return true
+		})
+		wg.Wait()
+		for nr := range won {
+			if !walked[nr] {
+				t.Fatalf("round %d: number %d was allocated but the walk after Disable missed it", round, nr)
+			}
 		}
 	}
 }

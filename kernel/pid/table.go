@@ -4,8 +4,9 @@ import "sync/atomic"
 
 const chunkShift = 9
 
-// table maps pid numbers to objects. Loads take no lock; stores are
-// serialised by the allocator's lock.
+// table maps pid numbers to objects. Nothing takes a lock: a chunk is
+// made by compare-and-swap, and a number's slot is written only by the
+// allocation that holds the number and by its free.
 type table[T any] struct {
 	chunks [Limit >> chunkShift]atomic.Pointer[[1 << chunkShift]atomic.Pointer[T]]
 }

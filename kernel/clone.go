@@ -359,6 +359,6 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	if k.cfg.ThreadLimit > 0 {
 		k.nrThreads.Add(1)
 	}
-	t.state.Store(taskRunning)
+	t.state.advance(taskEmbryo, taskRunning)
 	return t, nil
 }

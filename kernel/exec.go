@@ -231,7 +231,7 @@ func (t *Task) exchangeLeaderLocked(old *Task) {
 	if tg.ns.childReaper.Load() == old {
 		tg.ns.childReaper.Store(t)
 	}
-	old.state.Store(taskDead)
+	old.state.advance(taskZombie, taskDead)
 	tg.removeThreadLocked(old)
 }
 

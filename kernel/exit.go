@@ -70,7 +70,7 @@ func (t *Task) ExitGroup(code int) error {
 		if tg.liveThreads > 1 {
 			tg.groupExiting = true
 			tg.groupExitCode = status
-			tg.groupExitMark.Store(status | 1<<16)
+			tg.markGroupExit(status)
 		}
 		tg.endJobControlLocked()
 		victims = tg.beginExitAllLocked(status)
@@ -82,6 +82,20 @@ func (t *Task) ExitGroup(code int) error {
 	}
 	t.k.finishAll(victims)
 	return nil
+}
+
+// groupExitSet is the bit groupExitMark carries beside the status once
+// it is set (a status may be 0).
+const groupExitSet = 1 << 16
+
+// markGroupExit publishes SIGNAL_GROUP_EXIT with the process's status.
+func (tg *ThreadGroup) markGroupExit(status int32) { tg.groupExitMark.Store(status | groupExitSet) }
+
+// groupExitStatus returns the status markGroupExit published, and whether
+// it has been.
+func (tg *ThreadGroup) groupExitStatus() (int32, bool) {
+	mark := tg.groupExitMark.Load()
+	return mark &^ groupExitSet, mark != 0
 }
 
 // beginExitLocked is the start of do_exit: PF_EXITING and the live count.
@@ -98,7 +112,7 @@ func (t *Task) beginExitLocked(status int32) {
 		t.groupStopOwed, t.stopInCallOwed = false, false
 		tg.participateLocked()
 	}
-	t.state.Store(taskExiting)
+	t.state.advance(taskRunning, taskExiting)
 	t.exitCode = status
 	t.markKilledLocked()
 	tg.liveThreads--
@@ -111,7 +125,7 @@ func (t *Task) beginExitLocked(status int32) {
 		// synchronize_group_exit: the last thread's exit is a group exit
 		// with its status, and signal->flags = SIGNAL_GROUP_EXIT drops a
 		// continue not yet reported.
-		tg.groupExitMark.Store(tg.exitStatus | 1<<16)
+		tg.markGroupExit(tg.exitStatus)
 		if tg.continued.Load() {
 			tg.continued.Store(false)
 		}
@@ -287,7 +301,7 @@ func (t *Task) becomeZombieNow() {
 // +checklocks:ptg.mu
 func (t *Task) becomeZombieLocked(ptg *ThreadGroup) bool {
 	tg := t.tg
-	t.state.Store(taskZombie)
+	t.state.advance(taskExiting, taskZombie)
 	if !tg.claimLeaderNotifyLocked() {
 		// Other threads left (B6); a tracer in ptg hears of the
 		// zombie all the same.
@@ -310,7 +324,7 @@ func (t *Task) becomeZombie(dead *deadList) {
 	// The process lock makes "leader is a zombie" and "no other thread
 	// left" one state, so exactly one thread notifies the parent.
 	tg.mu.Lock()
-	t.state.Store(taskZombie)
+	t.state.advance(taskExiting, taskZombie)
 	if t == tg.leader.Load() {
 		notify = tg.claimLeaderNotifyLocked()
 		tg.wakeExecLocked()
@@ -386,7 +400,7 @@ func (t *Task) releaseThread() {
 	// The process lock guards the thread list and the leader's pending
 	// notification.
 	tg.mu.Lock()
-	t.state.Store(taskDead)
+	t.state.advance(taskZombie, taskDead)
 	tg.removeThreadLocked(t)
 	notify := tg.claimLeaderNotifyLocked()
 	tg.wakeExecLocked()
@@ -415,7 +429,7 @@ func (tg *ThreadGroup) release() {
 	tg.k.plan.Lock(plan.Release)
 	// The process lock guards the thread list.
 	tg.mu.Lock()
-	leader.state.Store(taskDead)
+	leader.state.advance(taskZombie, taskDead)
 	tg.removeThreadLocked(leader)
 	tg.mu.Unlock()
 	leader.untrace()

@@ -413,7 +413,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 			e.init.tg.children.pushBack(p.tg, siblingLinkOf)
 			e.init.tg.mu.Unlock()
 		}},
-		{"released task published", func() { th.state.Store(taskDead) }, func() { th.state.Store(taskRunning) }},
+		{"released task published", func() { th.state.v.Store(int32(taskDead)) }, func() { th.state.v.Store(int32(taskRunning)) }},
 		{"parent closed", func() { e.init.childrenClosed.Store(true) }, func() { e.init.childrenClosed.Store(false) }},
 		{"child reaper", func() { e.k.rootNS.childReaper.Store(p) }, func() { e.k.rootNS.childReaper.Store(e.init) }},
 	} {

@@ -149,7 +149,7 @@ func (k *Kernel) newIdle() *Task {
 	tg.unkillable = true
 	tg.startOwnSighand(&sigTable{})
 	tg.rlimits.Store(&rlimitTable{})
-	idle.state.Store(taskRunning)
+	idle.state.advance(taskEmbryo, taskRunning)
 	return idle
 }
 

@@ -193,8 +193,8 @@ func (t *Task) reportThreadExitLocked(c *Task) WaitResult {
 // made c a zombie for its tracer, and the group's is published
 // atomically.
 func (c *Task) exitStatusForTracer() int32 {
-	if mark := c.tg.groupExitMark.Load(); mark != 0 {
-		return mark &^ (1 << 16)
+	if status, ok := c.tg.groupExitStatus(); ok {
+		return status
 	}
 	return c.exitCode // +checklocksignore: fixed before the zombie was published
 }

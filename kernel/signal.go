@@ -337,7 +337,7 @@ func (tg *ThreadGroup) killLocked(status int32, b *exitBatch) {
 	}
 	tg.groupExiting = true
 	tg.groupExitCode = status
-	tg.groupExitMark.Store(status | 1<<16)
+	tg.markGroupExit(status)
 	tg.endJobControlLocked()
 	victims := tg.beginExitAllLocked(status)
 	if b != nil {

@@ -9,18 +9,6 @@ import (
 	"tasklist/lockstat"
 )
 
-// Task states. A task moves forward only: embryo → running → exiting →
-// zombie → dead; an embryo that a dying namespace claims before clone
-// publishes it becomes doomed instead.
-const (
-	taskEmbryo int32 = iota
-	taskDoomed
-	taskRunning
-	taskExiting
-	taskZombie
-	taskDead
-)
-
 // Process exit states, as seen by the parent (exit_state of the leader).
 const (
 	procAlive  int32 = iota
@@ -46,7 +34,7 @@ type Task struct {
 
 	// state is one of the task states; transitions out of running happen
 	// under tg.mu, the claim of a zombie leader by CAS on tg.exitState.
-	state atomic.Int32
+	state stateWord
 
 	// exitCode is the status word of this thread's own exit.
 	// +checklocks:tg.mu
@@ -254,7 +242,8 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	zapping bool
 	// groupExitMark publishes SIGNAL_GROUP_EXIT with its status, for
-	// readers that may not take mu: status | 1<<16, 0 until then. It is
+	// readers that may not take mu: status | groupExitSet, 0 until then
+	// (markGroupExit, groupExitStatus). It is
 	// set when a group exit starts and when the last thread exits.
 	groupExitMark atomic.Int32
 	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode its status.

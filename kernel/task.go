@@ -243,8 +243,8 @@ type ThreadGroup struct {
 	zapping bool
 	// groupExitMark publishes SIGNAL_GROUP_EXIT with its status, for
 	// readers that may not take mu: status | groupExitSet, 0 until then
-	// (markGroupExit, groupExitStatus). It is
-	// set when a group exit starts and when the last thread exits.
+	// (markGroupExit, groupExitStatus). It is set when a group exit
+	// starts and when the last thread exits.
 	groupExitMark atomic.Int32
 	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode its status.
 	// +checklocks:mu

@@ -254,7 +254,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		}
 		return true
 	})
-	if live != tg.liveThreads {
+	if int32(live) != tg.liveThreads {
 		c.fail("process %d: %d running threads, live count %d", id, live, tg.liveThreads)
 	}
 	if sole := tg.soleThread.Load(); (tg.threads.len == 1) != (sole != nil) || sole != nil && sole != tg.threads.head {

@@ -129,51 +129,6 @@ func (t *Task) tracedZombieLocked(c *Task) bool {
 		c == c.tg.leader.Load() && c.tg.isChildOf(t.tg) && c.tg.exitState.Load() == procZombie
 }
 
-// reportTraceeLocked reports tracee c's exit, stop or continue, and
-// consumes it unless WNOWAIT; ok is false if a continue went to another
-// waiter meanwhile. A tracee whose exit it claims is unlinked and
-// returned in handOff: the caller hands it on once the lock is dropped
-// (handOffTraced); or, when the tracer's process has become its real
-// parent, in reaped, taken off the parent's lists, for the caller to
-// release (wait_task_zombie's EXIT_DEAD for a tracee no longer
-// ptrace_reparented).
-//
-// Preconditions: t.tg.mu is held; c is a ready tracee of t.tg.
-//
-// +checklocks:t.tg.mu
-func (t *Task) reportTraceeLocked(c *Task, opts int) (res WaitResult, handOff *Task, reaped *ThreadGroup, ok bool) {
-	tg := t.tg
-	consume := opts&unix.WNOWAIT == 0
-	pid := c.pid.Load().nrIn(tg.ns)
-	switch {
-	case t.tracedZombieLocked(c):
-		if c == c.tg.leader.Load() {
-			res = t.reportLocked(c.tg)
-		} else {
-			res = t.reportThreadExitLocked(c)
-		}
-		if !consume {
-			return res, nil, nil, true
-		}
-		tg.unlinkTraceeLocked(c)
-		if c == c.tg.leader.Load() && c.tg.isChildOf(tg) {
-			tg.claimZombieLocked(c.tg)
-			return res, nil, c.tg, true
-		}
-		return res, c, nil, true
-	case c.traceReport != 0:
-		res = WaitResult{Pid: pid, Task: c, Status: unix.WaitStatus(c.traceReport<<8 | 0x7f), Code: CLDTrapped}
-		if consume {
-			c.traceReport = 0
-		}
-		return res, nil, nil, true
-	}
-	if consume && !c.tg.continued.CompareAndSwap(true, false) {
-		return WaitResult{}, nil, nil, false
-	}
-	return WaitResult{Pid: pid, Task: c, Status: 0xffff, Code: CLDContinued}, nil, nil, true
-}
-
 // reportThreadExitLocked builds the result for a traced thread other than
 // a leader that has exited: the group's exit status once its process is
 // in a group exit, whenever that began (SIGNAL_GROUP_EXIT, which the last

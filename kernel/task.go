@@ -233,7 +233,7 @@ type ThreadGroup struct {
 	currTarget *Task
 	// liveThreads counts threads not yet exiting (signal->live).
 	// +checklocks:mu
-	liveThreads int
+	liveThreads int32
 	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
 	unkillable bool
 	// zapping is set while the process, a namespace init, is killing its
@@ -241,14 +241,16 @@ type ThreadGroup struct {
 	// once.
 	// +checklocks:mu
 	zapping bool
+	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode (below) its
+	// status.
+	// +checklocks:mu
+	groupExiting bool
 	// groupExitMark publishes SIGNAL_GROUP_EXIT with its status, for
 	// readers that may not take mu: status | groupExitSet, 0 until then
 	// (markGroupExit, groupExitStatus). It is set when a group exit
 	// starts and when the last thread exits.
 	groupExitMark atomic.Int32
-	// groupExiting is SIGNAL_GROUP_EXIT; groupExitCode its status.
-	// +checklocks:mu
-	groupExiting bool
+	// groupExitCode is SIGNAL_GROUP_EXIT's status (groupExiting).
 	// +checklocks:mu
 	groupExitCode int32
 	// exitStatus is what wait reports, fixed when the last thread exits.
@@ -308,10 +310,8 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	waiters []*childWait
 
-	isChildSubreaper  atomic.Bool
-	hasChildSubreaper atomic.Bool
-	rlimits           atomic.Pointer[rlimitTable]
-	pgrp              atomic.Pointer[ProcessGroup]
+	rlimits atomic.Pointer[rlimitTable]
+	pgrp    atomic.Pointer[ProcessGroup]
 	// execSeq counts execs (self_exec_id); execed is set by the first
 	// (PF_FORKNOEXEC cleared).
 	execSeq atomic.Uint32
@@ -322,7 +322,9 @@ type ThreadGroup struct {
 	nonDumpable atomic.Bool
 	// nrTraced counts this process's threads that are traced, so that a
 	// signal to a process with none skips looking for a tracee thread.
-	nrTraced atomic.Int32
+	nrTraced          atomic.Int32
+	isChildSubreaper  atomic.Bool
+	hasChildSubreaper atomic.Bool
 	// mm is the address space the process's threads share with other
 	// processes made with CLONE_VM (vfork included) until each execs or
 	// its last thread exits; nil while nobody else has shared it, and

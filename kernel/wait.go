@@ -169,42 +169,16 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0 // restarted
 		}
-		c, exited, tracee := t.findReadyLocked(sel, opts)
-		if tracee != nil {
-			res, handOff, reaped, ok := t.reportTraceeLocked(tracee, opts)
+		switch ev, outcome := t.collectLocked(sel, opts); outcome {
+		case waitFound:
 			tg.mu.Unlock()
 			p.Unlock(plan.WaitScan)
-			switch {
-			case !ok:
-				continue // the continue went to another waiter: look again
-			case handOff != nil:
-				handOff.handOffTracedNow()
-			case reaped != nil:
-				reaped.release()
-			}
-			return res, nil
-		}
-		if c != nil && !exited {
-			res, ok := t.reportJobLocked(c, opts)
+			ev.finish()
+			return ev.res, nil
+		case waitVanished:
 			tg.mu.Unlock()
 			p.Unlock(plan.WaitScan)
-			if !ok {
-				continue // the event went away meanwhile: look again
-			}
-			return res, nil
-		}
-		if c != nil {
-			res := t.reportLocked(c)
-			claimed := opts&unix.WNOWAIT == 0
-			if claimed {
-				tg.claimZombieLocked(c)
-			}
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			if claimed {
-				c.release()
-			}
-			return res, nil
+			continue // the event went to another waiter: look again
 		}
 		if !t.anyEligibleLocked(sel, opts) && !t.anyTraceeLocked(sel, opts) {
 			tg.mu.Unlock()
@@ -366,7 +340,7 @@ func (t *Task) readyChildLocked(sel waitSelector, opts int) (*ThreadGroup, bool)
 		}
 		return c.tg, true
 	}
-	if c.tg.jobIdx >= 0 && tg.jobMatchesLocked(c.tg, opts) {
+	if c.tg.jobIdx >= 0 && tg.pruneJobLocked(c.tg, opts) {
 		return c.tg, false
 	}
 	return nil, false
@@ -424,7 +398,7 @@ func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *Thr
 			if best != nil && c.sibOrd > best.sibOrd {
 				break
 			}
-			if t.eligibleLocked(c, sel, opts) && t.tg.jobMatchesLocked(c, opts) {
+			if t.eligibleLocked(c, sel, opts) && t.tg.pruneJobLocked(c, opts) {
 				best = c
 				break
 			}
@@ -433,14 +407,14 @@ func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *Thr
 	return best
 }
 
-// jobMatchesLocked reports whether child c has a stop (WUNTRACED) or a
-// continue (WCONTINUED) to report that opts asks for (wait_task_stopped,
-// wait_task_continued); a child with neither is taken off the job queue.
+// pruneJobLocked takes child c off the job queue if it has neither a stop
+// nor a continue left to report, and reports whether it has one that opts
+// asks for (WUNTRACED, WCONTINUED: wait_task_stopped, wait_task_continued).
 //
 // Preconditions: ptg.mu is held; ptg is c's parent process; c is queued.
 //
 // +checklocks:ptg.mu
-func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
+func (ptg *ThreadGroup) pruneJobLocked(c *ThreadGroup, opts int) bool {
 	// The child's lock, after its parent's, guards its job-control
 	// state.
 	c.mu.Lock()
@@ -464,38 +438,6 @@ func (ptg *ThreadGroup) jobMatchesLocked(c *ThreadGroup, opts int) bool {
 // +checklocks:c.mu
 func (c *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
 	return !c.tracedFrom(ptg) && c.stopped && c.stopCode != 0 && c.stopWaiting == 0
-}
-
-// reportJobLocked reports child c's stop or continue, and consumes it
-// unless WNOWAIT. It returns false if the event went away since
-// findReadyLocked saw it.
-//
-// Preconditions: t.tg.mu is held; c is a queued child of t.tg.
-//
-// +checklocks:t.tg.mu
-func (t *Task) reportJobLocked(c *ThreadGroup, opts int) (WaitResult, bool) {
-	leader := c.leader.Load()
-	res := WaitResult{Pid: leader.pid.Load().nrIn(t.tg.ns), Task: leader}
-	// As in jobMatchesLocked.
-	c.mu.Lock()
-	consume := opts&unix.WNOWAIT == 0
-	switch {
-	case opts&unix.WUNTRACED != 0 && c.stopReportableTo(t.tg):
-		res.Status, res.Code = unix.WaitStatus(c.stopCode<<8|0x7f), CLDStopped
-		if consume {
-			c.stopCode = 0
-		}
-	case opts&unix.WCONTINUED != 0 && c.continued.Load() && (!consume || c.continued.CompareAndSwap(true, false)):
-		res.Status, res.Code = 0xffff, CLDContinued
-	default:
-		c.mu.Unlock()
-		return WaitResult{}, false
-	}
-	if !c.hasJobEventLocked() {
-		t.tg.unmarkJobLocked(c)
-	}
-	c.mu.Unlock()
-	return res, true
 }
 
 // isChildOf reports whether ptg is tg's parent process. The root init has

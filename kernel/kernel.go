@@ -30,15 +30,6 @@ var (
 // the model refuses the exit and leaves init running.
 var ErrInitExit = errors.New("kernel: attempted to kill init")
 
-// RLimit is one resource limit, as struct rlimit. RLimInfinity means no
-// limit.
-type RLimit struct {
-	Cur, Max uint64
-}
-
-// RLimInfinity is RLIM_INFINITY.
-const RLimInfinity = ^uint64(0)
-
 // Config configures a Kernel. The zero value is Linux's defaults, and so
 // is every zero field: a Config sets only what it means to change.
 type Config struct {

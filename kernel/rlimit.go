@@ -4,6 +4,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// RLimit is one resource limit, as struct rlimit. RLimInfinity means no
+// limit.
+type RLimit struct {
+	Cur, Max uint64
+}
+
+// RLimInfinity is RLIM_INFINITY.
+const RLimInfinity = ^uint64(0)
+
 // nrLimits is RLIM_NLIMITS.
 const nrLimits = 16
 

@@ -7,23 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/internal/abi"
 	"tasklist/scenario"
-)
-
-// The semctl commands whose results are not plain numbers.
-const (
-	semGetPid = 11
-	semGetAll = 13
-)
-
-// The si_code values of SIGCHLD, which waitid reports.
-const (
-	cldExited    = 1
-	cldKilled    = 2
-	cldDumped    = 3
-	cldTrapped   = 4
-	cldStopped   = 5
-	cldContinued = 6
 )
 
 // encode turns a call into the agent's command words. Task arguments become pids as the actor
@@ -181,9 +166,9 @@ func (b *Backend) decodeReply(t *task, op int, c scenario.Call, m message) scena
 		return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(len(b.sets) - 1), SetID: int(ret)}
 	case opSemctl:
 		switch c.Args[2].Int {
-		case semGetAll:
+		case abi.GETALL:
 			return scenario.Result{Kind: scenario.ResultList, List: unpackValues(m.words[2:], int(m.words[1]))}
-		case semGetPid:
+		case abi.GETPID:
 			return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
 		}
 	}
@@ -216,17 +201,17 @@ func waitInfo(w []int64) scenario.Result {
 	}
 	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: pid, Code: status}
 	switch code {
-	case cldExited:
+	case abi.CLD_EXITED:
 		res.How = scenario.Exited
-	case cldKilled:
+	case abi.CLD_KILLED:
 		res.How = scenario.Killed
-	case cldDumped:
+	case abi.CLD_DUMPED:
 		res.How = scenario.Dumped
-	case cldTrapped:
+	case abi.CLD_TRAPPED:
 		res.How = scenario.Trapped
-	case cldStopped:
+	case abi.CLD_STOPPED:
 		res.How = scenario.Stopped
-	case cldContinued:
+	case abi.CLD_CONTINUED:
 		res.How, res.Code = scenario.Continued, 0
 	}
 	return res

@@ -2,6 +2,8 @@ package kernelrun
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"tasklist/scenario"
 )
@@ -16,41 +18,20 @@ const (
 	msgTooBig = 3 // in place of a reply: the result does not fit in one message
 )
 
-// Commands, the first word of every message the runner sends; agent.c knows each by its name
-// in opNames.
-const (
-	opFork = iota + 1
-	opClone
-	opExit
-	opExitGroup
-	opExecve
-	opWait4
-	opWaitid
-	opGetpid
-	opGettid
-	opGetppid
-	opGetpgrp
-	opGetpgid
-	opGetsid
-	opSetsid
-	opSetpgid
-	opGetpriority
-	opSetpriority
-	opSetuid
-	opSetresuid
-	opSetgid
-	opSetresgid
-	opSetrlimit
-	opKill
-	opTgkill
-	opSigaction
-	opPrctl
-	opPtrace
-	opSemget
-	opSemop
-	opSemctl
-	opUnshare
-)
+// Commands, the first word of every message the runner sends: each call of the language is
+// a command, numbered from 1 in the order of scenario.Calls, which agent.c knows by its opName.
+var ops = numberCalls()
+
+func numberCalls() map[string]int {
+	m := map[string]int{}
+	for i, c := range scenario.Calls() {
+		m[c.Name] = i + 1
+	}
+	return m
+}
+
+// opName is the name agent.c gives the command that makes call: OP_FORK for fork.
+func opName(call string) string { return "OP_" + strings.ToUpper(call) }
 
 // maxWords is the most int64 words one message carries, either way.
 const maxWords = 8192
@@ -62,19 +43,6 @@ const (
 	valuesCarry = (maxWords - 6) * 4
 )
 
-// opNames are the names agent.c gives the commands.
-var opNames = [...]string{
-	opFork: "OP_FORK", opClone: "OP_CLONE", opExit: "OP_EXIT", opExitGroup: "OP_EXIT_GROUP",
-	opExecve: "OP_EXECVE", opWait4: "OP_WAIT4", opWaitid: "OP_WAITID", opGetpid: "OP_GETPID",
-	opGettid: "OP_GETTID", opGetppid: "OP_GETPPID", opGetpgrp: "OP_GETPGRP", opGetpgid: "OP_GETPGID",
-	opGetsid: "OP_GETSID", opSetsid: "OP_SETSID", opSetpgid: "OP_SETPGID",
-	opGetpriority: "OP_GETPRIORITY", opSetpriority: "OP_SETPRIORITY", opSetuid: "OP_SETUID",
-	opSetresuid: "OP_SETRESUID", opSetgid: "OP_SETGID", opSetresgid: "OP_SETRESGID",
-	opSetrlimit: "OP_SETRLIMIT", opKill: "OP_KILL", opTgkill: "OP_TGKILL", opSigaction: "OP_SIGACTION",
-	opPrctl: "OP_PRCTL", opPtrace: "OP_PTRACE", opSemget: "OP_SEMGET", opSemop: "OP_SEMOP",
-	opSemctl: "OP_SEMCTL", opUnshare: "OP_UNSHARE",
-}
-
 // agentDefines are the C compiler's -D flags that give agent.c the protocol's numbers.
 func agentDefines() []string {
 	defs := []string{
@@ -82,23 +50,11 @@ func agentDefines() []string {
 		define("MAXWORDS", maxWords), define("SEMOP_CARRY", semopCarry), define("VALUES_CARRY", valuesCarry),
 		define("HANDLER_KIND", scenario.Handler),
 	}
-	for op, name := range opNames[1:] {
-		defs = append(defs, define(name, op+1))
+	for call, op := range ops {
+		defs = append(defs, define(opName(call), op))
 	}
+	slices.Sort(defs) // the same flags, so the same binary, on every run
 	return defs
 }
 
 func define(name string, v int) string { return fmt.Sprintf("-D%s=%d", name, v) }
-
-// ops maps the calls of the language to commands.
-var ops = map[string]int{
-	"fork": opFork, "clone": opClone, "exit": opExit, "exit_group": opExitGroup,
-	"execve": opExecve, "wait4": opWait4, "waitid": opWaitid, "getpid": opGetpid,
-	"gettid": opGettid, "getppid": opGetppid, "getpgrp": opGetpgrp, "getpgid": opGetpgid,
-	"getsid": opGetsid, "setsid": opSetsid, "setpgid": opSetpgid,
-	"getpriority": opGetpriority, "setpriority": opSetpriority, "setuid": opSetuid,
-	"setresuid": opSetresuid, "setgid": opSetgid, "setresgid": opSetresgid,
-	"setrlimit": opSetrlimit, "kill": opKill, "tgkill": opTgkill, "signal": opSigaction,
-	"sigaction": opSigaction, "prctl": opPrctl, "ptrace": opPtrace, "semget": opSemget,
-	"semop": opSemop, "semtimedop": opSemop, "semctl": opSemctl, "unshare": opUnshare,
-}

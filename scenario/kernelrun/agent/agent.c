@@ -530,6 +530,7 @@ static void dispatch(int ctl, const int64_t *c, int n)
 	case OP_TGKILL:
 		r = S3(SYS_tgkill, a[0], a[1], a[2]);
 		break;
+	case OP_SIGNAL:
 	case OP_SIGACTION:
 		r = do_sigaction(a[0], a[1], a[2]);
 		break;
@@ -543,6 +544,7 @@ static void dispatch(int ctl, const int64_t *c, int n)
 		r = S3(SYS_semget, a[0], a[1], a[2]);
 		break;
 	case OP_SEMOP:
+	case OP_SEMTIMEDOP:
 		r = do_semop(a, n - 1);
 		break;
 	case OP_SEMCTL:

@@ -38,8 +38,8 @@ type runner struct {
 // starts, its join yields its result. The sequence ends after an outcome whose Backend could
 // not tell what the call did (ResultFatal), or when the consumer stops. It does not close b.
 //
-// Run prints the outcomes as they come; slices.Collect gathers them for a caller that compares
-// runs, as package diff does.
+// Run prints the outcomes as they come; package diff gathers them into a slice (through
+// ExecSource) to compare two runs.
 func Outcomes(s *Script, b Backend) iter.Seq[Outcome] {
 	return func(yield func(Outcome) bool) {
 		r := &runner{

@@ -17,3 +17,13 @@ func TestAgentServesEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalCallsDeclared: every call quiescence treats as local is a call of the language, so
+// that a renamed call cannot silently lose its place there.
+func TestLocalCallsDeclared(t *testing.T) {
+	for name := range localCalls {
+		if _, ok := scenario.LookupCall(name); !ok {
+			t.Errorf("localCalls names %s, which the language does not declare", name)
+		}
+	}
+}

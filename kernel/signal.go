@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/internal/abi"
 	"tasklist/lockstat"
 )
 
@@ -13,15 +14,15 @@ const nSig = 64
 
 // Signal dispositions, as sa_handler values.
 const (
-	SigDfl     = 0 // SIG_DFL
-	SigIgn     = 1 // SIG_IGN
-	SigHandler = 2 // a user handler that returns at once
+	SigDfl     = abi.SIG_DFL
+	SigIgn     = abi.SIG_IGN
+	SigHandler = abi.SIG_HANDLER // a user handler that returns at once
 )
 
-// sigaction flags the model acts on (SA_* of the kernel's uapi headers).
+// sigaction flags the model acts on.
 const (
-	SaNoCldStop = 0x1 // SA_NOCLDSTOP
-	SaNoCldWait = 0x2 // SA_NOCLDWAIT
+	SaNoCldStop = abi.SA_NOCLDSTOP
+	SaNoCldWait = abi.SA_NOCLDWAIT
 )
 
 // SigAction is a signal disposition: a handler and SA_* flags.

@@ -6,17 +6,18 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/internal/abi"
 	"tasklist/plan"
 )
 
 // siginfo si_code values for SIGCHLD, as waitid reports them.
 const (
-	CLDExited    = 1 // CLD_EXITED
-	CLDKilled    = 2 // CLD_KILLED
-	CLDDumped    = 3 // CLD_DUMPED
-	CLDTrapped   = 4 // CLD_TRAPPED
-	CLDStopped   = 5 // CLD_STOPPED
-	CLDContinued = 6 // CLD_CONTINUED
+	CLDExited    = abi.CLD_EXITED
+	CLDKilled    = abi.CLD_KILLED
+	CLDDumped    = abi.CLD_DUMPED
+	CLDTrapped   = abi.CLD_TRAPPED
+	CLDStopped   = abi.CLD_STOPPED
+	CLDContinued = abi.CLD_CONTINUED
 )
 
 // WaitResult is what wait4 and waitid report about a child.

@@ -6,7 +6,7 @@ import (
 )
 
 // parseArgs reads "(ARG, ...)" and checks it against the call's shape.
-func (p *parser) parseArgs(st *stmt, spec callSpec) *Error {
+func (p *parser) parseArgs(st *stmt, spec CallSpec) *Error {
 	if _, err := p.expect(tLParen); err != nil {
 		return err
 	}
@@ -28,19 +28,19 @@ func (p *parser) parseArgs(st *stmt, spec callSpec) *Error {
 			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
 				Msg: fmt.Sprintf("%s takes %s, got %d", st.call, spec.arity(), len(args))}
 		}
-		if err := p.checkArg(st.call, i, spec.kind(i), a); err != nil {
+		if err := p.checkArg(st.call, i, spec.Kind(i), a); err != nil {
 			return err
 		}
 	}
 	if !spec.allows(len(args)) {
 		return p.errAt(p.tok, "%s takes %s, got %d", st.call, spec.arity(), len(args))
 	}
-	if spec.rest != nil {
-		merged := args[len(spec.args)]
-		for _, a := range args[len(spec.args)+1:] {
+	if spec.Rest != nil {
+		merged := args[len(spec.Args)]
+		for _, a := range args[len(spec.Args)+1:] {
 			merged.sembufs = append(merged.sembufs, a.sembufs...)
 		}
-		args = append(args[:len(spec.args)], merged)
+		args = append(args[:len(spec.Args)], merged)
 	}
 	st.args = args
 	return p.advance()
@@ -48,22 +48,22 @@ func (p *parser) parseArgs(st *stmt, spec callSpec) *Error {
 
 // checkArg checks that argument i of call, a, has a form that position kind accepts and that
 // a name in it is bound to the right kind of thing.
-func (p *parser) checkArg(call string, i int, kind argKind, a arg) *Error {
+func (p *parser) checkArg(call string, i int, kind ArgKind, a arg) *Error {
 	fail := func(what string) *Error {
 		return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
 			Msg: fmt.Sprintf("argument %d of %s must be %s, not %s", i+1, call, kind, what)}
 	}
 	switch a.form {
 	case formSembufs:
-		if kind != argSembuf {
+		if kind != ArgSembuf {
 			return fail("a sembuf")
 		}
 	case formList:
-		if kind != argSemArg {
+		if kind != ArgSemArg {
 			return fail("a value list")
 		}
 	case formInt:
-		if kind == argSembuf {
+		if kind == ArgSembuf {
 			return fail("an integer")
 		}
 	case formName:
@@ -77,9 +77,9 @@ func (p *parser) checkArg(call string, i int, kind argKind, a arg) *Error {
 			neg = "-"
 		}
 		switch {
-		case b.creates == createsTask && kind != argPid:
+		case b.creates == createsTask && kind != ArgPid:
 			return fail("task " + neg + echo(a.name))
-		case b.creates == createsSet && (kind != argSet || a.neg):
+		case b.creates == createsSet && (kind != ArgSet || a.neg):
 			return fail("semaphore set " + neg + echo(a.name))
 		}
 	}

@@ -2,19 +2,21 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// argKind is what an argument position accepts.
-type argKind int
+// ArgKind is what an argument position of a call accepts.
+type ArgKind int
 
+// The kinds of argument position.
 const (
-	argInt    argKind = iota // an integer or constant expression
-	argPid                   // an integer, a task name or -NAME
-	argSet                   // a semaphore-set name or an integer id
-	argSembuf                // {NUM, OP, FLAGS}
-	argSemArg                // semctl's fourth argument: an integer or a value list
+	ArgInt    ArgKind = iota // an integer or constant expression: a ValueInt
+	ArgPid                   // an integer, a task name or -NAME: a ValueInt or ValueTask
+	ArgSet                   // a semaphore-set name or an integer id: a ValueSet or ValueInt
+	ArgSembuf                // {NUM, OP, FLAGS}; all of a call's form one final ValueSembufs
+	ArgSemArg                // semctl's fourth argument: an integer or a value list (ValueList)
 )
 
 // creates says what a call creates, and so whether "NAME =" may bind its result.
@@ -26,95 +28,151 @@ const (
 	createsSet
 )
 
-// callSpec is the shape of one call: the kinds of its positions and the argument counts it
-// takes. A call with a rest kind takes its fixed positions and then one or more of rest.
-type callSpec struct {
-	args    []argKind
-	counts  []int // allowed counts when some trailing positions are optional; nil: len(args)
-	rest    *argKind
-	creates creates
+// CallSpec declares one call of the language: its name, the kinds of its argument positions,
+// the argument counts it takes, and the kinds of Result it returns. It is the one place a call
+// is declared: the parser checks statements against it, and each runner's tests check that the
+// runner makes every declared call with the declared arguments and returns what it declares.
+type CallSpec struct {
+	Name string
+	// Args are the kinds of the call's positions.
+	Args []ArgKind
+	// Counts are the argument counts the call takes when some trailing positions are
+	// optional; nil means len(Args).
+	Counts []int
+	// Rest, when set, is the kind of one or more arguments the call takes after Args.
+	Rest *ArgKind
+	// Results are the kinds of Result the call returns when it returns. Any call may also
+	// fail (ResultErrno), end with its task (ResultDone) or be beyond its runner's telling
+	// (ResultFatal): see [CallSpec.Returns].
+	Results []ResultKind
 }
 
-var sembufRest = argSembuf
+var sembufRest = ArgSembuf
 
-// calls is version 1 of the language plus unshare, an extension.
-var calls = map[string]callSpec{
-	"fork":        {creates: createsTask},
-	"clone":       {args: []argKind{argInt, argInt}, counts: []int{1, 2}, creates: createsTask},
-	"exit":        {args: []argKind{argInt}},
-	"exit_group":  {args: []argKind{argInt}},
-	"execve":      {},
-	"wait4":       {args: []argKind{argPid, argInt}},
-	"waitid":      {args: []argKind{argInt, argPid, argInt}},
-	"getpid":      {},
-	"gettid":      {},
-	"getppid":     {},
-	"getpgrp":     {},
-	"getpgid":     {args: []argKind{argPid}},
-	"getsid":      {args: []argKind{argPid}},
-	"setsid":      {},
-	"setpgid":     {args: []argKind{argPid, argPid}},
-	"getpriority": {args: []argKind{argInt, argPid}},
-	"setpriority": {args: []argKind{argInt, argPid, argInt}},
-	"setuid":      {args: []argKind{argInt}},
-	"setresuid":   {args: []argKind{argInt, argInt, argInt}},
-	"setgid":      {args: []argKind{argInt}},
-	"setresgid":   {args: []argKind{argInt, argInt, argInt}},
-	"setrlimit":   {args: []argKind{argInt, argInt, argInt}, counts: []int{2, 3}},
-	"kill":        {args: []argKind{argPid, argInt}},
-	"tgkill":      {args: []argKind{argPid, argPid, argInt}},
-	"signal":      {args: []argKind{argInt, argInt}},
-	"sigaction":   {args: []argKind{argInt, argInt, argInt}},
-	"prctl":       {args: []argKind{argInt, argInt}, counts: []int{1, 2}},
-	"ptrace":      {args: []argKind{argInt, argPid, argInt, argInt}, counts: []int{1, 2, 4}},
-	"semget":      {args: []argKind{argInt, argInt, argInt}, creates: createsSet},
-	"semop":       {args: []argKind{argSet}, rest: &sembufRest},
-	"semtimedop":  {args: []argKind{argSet, argInt}, rest: &sembufRest},
-	"semctl":      {args: []argKind{argSet, argInt, argInt, argSemArg}, counts: []int{3, 4}},
-	"unshare":     {args: []argKind{argInt}},
+// Shorthands for the call table.
+var (
+	returnsInt  = []ResultKind{ResultInt}
+	returnsPid  = []ResultKind{ResultPid}
+	returnsWait = []ResultKind{ResultWait, ResultInt} // ResultInt 0: WNOHANG found nothing
+)
+
+// callTable is version 1 of the language plus unshare, an extension, in name order.
+var callTable = []CallSpec{
+	{Name: "clone", Args: []ArgKind{ArgInt, ArgInt}, Counts: []int{1, 2}, Results: []ResultKind{ResultNewTask}},
+	{Name: "execve", Results: returnsInt},
+	{Name: "exit", Args: []ArgKind{ArgInt}, Results: []ResultKind{ResultDone}},
+	{Name: "exit_group", Args: []ArgKind{ArgInt}, Results: []ResultKind{ResultDone}},
+	{Name: "fork", Results: []ResultKind{ResultNewTask}},
+	{Name: "getpgid", Args: []ArgKind{ArgPid}, Results: returnsPid},
+	{Name: "getpgrp", Results: returnsPid},
+	{Name: "getpid", Results: returnsPid},
+	{Name: "getppid", Results: returnsPid},
+	{Name: "getpriority", Args: []ArgKind{ArgInt, ArgPid}, Results: returnsInt},
+	{Name: "getsid", Args: []ArgKind{ArgPid}, Results: returnsPid},
+	{Name: "gettid", Results: returnsPid},
+	{Name: "kill", Args: []ArgKind{ArgPid, ArgInt}, Results: returnsInt},
+	{Name: "prctl", Args: []ArgKind{ArgInt, ArgInt}, Counts: []int{1, 2}, Results: returnsInt},
+	{Name: "ptrace", Args: []ArgKind{ArgInt, ArgPid, ArgInt, ArgInt}, Counts: []int{1, 2, 4}, Results: returnsInt},
+	{Name: "semctl", Args: []ArgKind{ArgSet, ArgInt, ArgInt, ArgSemArg}, Counts: []int{3, 4},
+		Results: []ResultKind{ResultInt, ResultList, ResultPid}}, // ResultList: GETALL; ResultPid: GETPID
+	{Name: "semget", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: []ResultKind{ResultNewSet}},
+	{Name: "semop", Args: []ArgKind{ArgSet}, Rest: &sembufRest, Results: returnsInt},
+	{Name: "semtimedop", Args: []ArgKind{ArgSet, ArgInt}, Rest: &sembufRest, Results: returnsInt},
+	{Name: "setgid", Args: []ArgKind{ArgInt}, Results: returnsInt},
+	{Name: "setpgid", Args: []ArgKind{ArgPid, ArgPid}, Results: returnsInt},
+	{Name: "setpriority", Args: []ArgKind{ArgInt, ArgPid, ArgInt}, Results: returnsInt},
+	{Name: "setresgid", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
+	{Name: "setresuid", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
+	{Name: "setrlimit", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Counts: []int{2, 3}, Results: returnsInt},
+	{Name: "setsid", Results: returnsPid},
+	{Name: "setuid", Args: []ArgKind{ArgInt}, Results: returnsInt},
+	{Name: "sigaction", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
+	{Name: "signal", Args: []ArgKind{ArgInt, ArgInt}, Results: returnsInt},
+	{Name: "tgkill", Args: []ArgKind{ArgPid, ArgPid, ArgInt}, Results: returnsInt},
+	{Name: "unshare", Args: []ArgKind{ArgInt}, Results: returnsInt},
+	{Name: "wait4", Args: []ArgKind{ArgPid, ArgInt}, Results: returnsWait},
+	{Name: "waitid", Args: []ArgKind{ArgInt, ArgPid, ArgInt}, Results: returnsWait},
+}
+
+// calls indexes callTable by name.
+var calls = indexCalls()
+
+func indexCalls() map[string]CallSpec {
+	m := make(map[string]CallSpec, len(callTable))
+	for _, c := range callTable {
+		m[c.Name] = c
+	}
+	return m
+}
+
+// Calls returns every call of the language, in name order. The caller must not modify them.
+func Calls() []CallSpec { return slices.Clone(callTable) }
+
+// LookupCall returns the declaration of the call name, if the language has it.
+func LookupCall(name string) (CallSpec, bool) {
+	c, ok := calls[name]
+	return c, ok
+}
+
+// ArgCounts returns the argument counts the call takes; a call with a Rest kind takes the
+// count returned and any larger one.
+func (c CallSpec) ArgCounts() []int {
+	switch {
+	case c.Rest != nil:
+		return []int{len(c.Args) + 1}
+	case c.Counts == nil:
+		return []int{len(c.Args)}
+	}
+	return c.Counts
+}
+
+// Returns reports whether the call may return a Result of kind k: one of its Results, or a
+// failure, the end of its task, or a Result its runner cannot tell, which any call may give.
+func (c CallSpec) Returns(k ResultKind) bool {
+	return k == ResultErrno || k == ResultDone || k == ResultFatal || slices.Contains(c.Results, k)
+}
+
+// creates is what a call that returns creates, for "NAME =" to bind.
+func (c CallSpec) creates() creates {
+	switch {
+	case slices.Contains(c.Results, ResultNewTask):
+		return createsTask
+	case slices.Contains(c.Results, ResultNewSet):
+		return createsSet
+	}
+	return createsNothing
 }
 
 // allows reports whether the call takes n arguments.
-func (c callSpec) allows(n int) bool {
-	if c.rest != nil {
-		return n > len(c.args)
+func (c CallSpec) allows(n int) bool {
+	if c.Rest != nil {
+		return n > len(c.Args)
 	}
-	if c.counts == nil {
-		return n == len(c.args)
-	}
-	for _, k := range c.counts {
-		if k == n {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(c.ArgCounts(), n)
 }
 
 // maxArgs is the most arguments the call takes, -1 for no limit.
-func (c callSpec) maxArgs() int {
-	if c.rest != nil {
+func (c CallSpec) maxArgs() int {
+	if c.Rest != nil {
 		return -1
 	}
-	return len(c.args)
+	return len(c.Args)
 }
 
-// kind is what position i accepts.
-func (c callSpec) kind(i int) argKind {
-	if i < len(c.args) {
-		return c.args[i]
+// Kind returns what argument i of the call accepts.
+func (c CallSpec) Kind(i int) ArgKind {
+	if i < len(c.Args) {
+		return c.Args[i]
 	}
-	return *c.rest
+	return *c.Rest
 }
 
 // arity describes the counts the call takes, for error messages.
-func (c callSpec) arity() string {
-	if c.rest != nil {
-		return fmt.Sprintf("%d or more arguments", len(c.args)+1)
+func (c CallSpec) arity() string {
+	if c.Rest != nil {
+		return fmt.Sprintf("%d or more arguments", len(c.Args)+1)
 	}
-	counts := c.counts
-	if counts == nil {
-		counts = []int{len(c.args)}
-	}
+	counts := c.ArgCounts()
 	switch {
 	case counts[0] == 0 && len(counts) == 1:
 		return "no arguments"
@@ -132,15 +190,15 @@ func (c callSpec) arity() string {
 	return strings.Join(words[:last], ", ") + " or " + words[last] + " arguments"
 }
 
-func (k argKind) String() string {
+func (k ArgKind) String() string {
 	switch k {
-	case argPid:
+	case ArgPid:
 		return "a pid or task name"
-	case argSet:
+	case ArgSet:
 		return "a semaphore set"
-	case argSembuf:
+	case ArgSembuf:
 		return "a sembuf {NUM, OP, FLAGS}"
-	case argSemArg:
+	case ArgSemArg:
 		return "an integer or a value list"
 	}
 	return "an integer"

@@ -5,37 +5,16 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/internal/abi"
 )
 
-// Handler is the value of the constant HANDLER, a user signal handler that returns at once. It
-// stands where a handler address would go; Linux gives 0 to SIG_DFL, 1 to SIG_IGN and -1 to
-// SIG_ERR, so 2 is told apart from all of them.
-const Handler = 2
+// Handler is the value of the constant HANDLER, a user signal handler that returns at once
+// (abi.SIG_HANDLER: told apart from SIG_DFL, SIG_IGN and SIG_ERR).
+const Handler = abi.SIG_HANDLER
 
-// Values that golang.org/x/sys/unix lacks, from the Linux UAPI headers (<linux/sem.h>,
-// <linux/ipc.h>, <asm-generic/signal.h>, <asm-generic/signal-defs.h>).
+// Values of the language's own choosing.
 const (
-	semUndo       = 0x1000
-	ipcInfo       = 3
-	semGetPid     = 11
-	semGetVal     = 12
-	semGetAll     = 13
-	semGetNcnt    = 14
-	semGetZcnt    = 15
-	semSetVal     = 16
-	semSetAll     = 17
-	semStat       = 18
-	semInfo       = 19
-	semStatAny    = 20
-	saNoCldStop   = 0x00000001
-	saNoCldWait   = 0x00000002
-	saSigInfo     = 0x00000004
-	saOnStack     = 0x08000000
-	saRestart     = 0x10000000
-	saNoDefer     = 0x40000000
-	saResetHand   = 0x80000000
-	sigRTMin      = 32 // the kernel's, not glibc's, which reserves two for itself
-	sigRTMax      = 64
 	rlimInfinity  = -1 // RLIM_INFINITY's all-ones bits as an int64
 	lastStdSignal = 31
 )
@@ -93,18 +72,18 @@ func buildConstants() map[string]int64 {
 		"PRIO_PGRP":    unix.PRIO_PGRP,
 		"PRIO_USER":    unix.PRIO_USER,
 
-		"SIG_DFL":      0,
-		"SIG_IGN":      1,
+		"SIG_DFL":      abi.SIG_DFL,
+		"SIG_IGN":      abi.SIG_IGN,
 		"HANDLER":      Handler,
-		"SA_NOCLDSTOP": saNoCldStop,
-		"SA_NOCLDWAIT": saNoCldWait,
-		"SA_SIGINFO":   saSigInfo,
-		"SA_ONSTACK":   saOnStack,
-		"SA_RESTART":   saRestart,
-		"SA_NODEFER":   saNoDefer,
-		"SA_RESETHAND": saResetHand,
-		"SIGRTMIN":     sigRTMin,
-		"SIGRTMAX":     sigRTMax,
+		"SA_NOCLDSTOP": abi.SA_NOCLDSTOP,
+		"SA_NOCLDWAIT": abi.SA_NOCLDWAIT,
+		"SA_SIGINFO":   abi.SA_SIGINFO,
+		"SA_ONSTACK":   abi.SA_ONSTACK,
+		"SA_RESTART":   abi.SA_RESTART,
+		"SA_NODEFER":   abi.SA_NODEFER,
+		"SA_RESETHAND": abi.SA_RESETHAND,
+		"SIGRTMIN":     abi.SIGRTMIN,
+		"SIGRTMAX":     abi.SIGRTMAX,
 		"SIGIOT":       int64(unix.SIGIOT),
 		"SIGCLD":       int64(unix.SIGCLD),
 		"SIGPOLL":      int64(unix.SIGPOLL),
@@ -192,18 +171,18 @@ func buildConstants() map[string]int64 {
 		"IPC_RMID":     unix.IPC_RMID,
 		"IPC_SET":      unix.IPC_SET,
 		"IPC_STAT":     unix.IPC_STAT,
-		"IPC_INFO":     ipcInfo,
-		"SEM_UNDO":     semUndo,
-		"GETPID":       semGetPid,
-		"GETVAL":       semGetVal,
-		"GETALL":       semGetAll,
-		"GETNCNT":      semGetNcnt,
-		"GETZCNT":      semGetZcnt,
-		"SETVAL":       semSetVal,
-		"SETALL":       semSetAll,
-		"SEM_STAT":     semStat,
-		"SEM_INFO":     semInfo,
-		"SEM_STAT_ANY": semStatAny,
+		"IPC_INFO":     abi.IPC_INFO,
+		"SEM_UNDO":     abi.SEM_UNDO,
+		"GETPID":       abi.GETPID,
+		"GETVAL":       abi.GETVAL,
+		"GETALL":       abi.GETALL,
+		"GETNCNT":      abi.GETNCNT,
+		"GETZCNT":      abi.GETZCNT,
+		"SETVAL":       abi.SETVAL,
+		"SETALL":       abi.SETALL,
+		"SEM_STAT":     abi.SEM_STAT,
+		"SEM_INFO":     abi.SEM_INFO,
+		"SEM_STAT_ANY": abi.SEM_STAT_ANY,
 	}
 	for s := syscall.Signal(1); s <= lastStdSignal; s++ {
 		m[unix.SignalName(s)] = int64(s)
@@ -219,12 +198,12 @@ func signalName(sig int) string {
 		if n := unix.SignalName(syscall.Signal(sig)); n != "" {
 			return n
 		}
-	case sig == sigRTMin:
+	case sig == abi.SIGRTMIN:
 		return "SIGRTMIN"
-	case sig == sigRTMax:
+	case sig == abi.SIGRTMAX:
 		return "SIGRTMAX"
-	case sig > sigRTMin && sig < sigRTMax:
-		return "SIGRTMIN+" + strconv.Itoa(sig-sigRTMin)
+	case sig > abi.SIGRTMIN && sig < abi.SIGRTMAX:
+		return "SIGRTMIN+" + strconv.Itoa(sig-abi.SIGRTMIN)
 	}
 	return strconv.Itoa(sig)
 }

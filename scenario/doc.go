@@ -23,6 +23,19 @@
 // reports its [Result] in kernel terms (pids, errnos, wait statuses); the driver turns those
 // into the names and words of the contract.
 //
+// A run is a sequence of [Outcome] values, one per statement that printed a result, could not
+// run, or ended the run ([Outcomes]): each carries the statement's line and source, the call,
+// the Backend's Result, its printed text, and the expectations that did not hold or why the
+// statement could not run. Printing ([Run], [RunSource], [Outcome.Print]) and comparing runs
+// (package diff) both read outcomes; nothing parses printed text back. [ExecSource] parses,
+// makes a Backend, runs and closes it for either.
+//
+// Each call is declared once, in the call table that [Calls] returns ([CallSpec]): its name,
+// the kinds of its arguments, the counts it takes and the kinds of [Result] it returns. The
+// parser checks statements against it, the kernel runner numbers its agent's commands by it,
+// and tests hold both runners to it: a declared call a runner does not make, or makes with
+// other arguments or results, fails a test.
+//
 // Parse refuses everything that can be seen without running (see [Parse]). A few things can only
 // be seen at run time: a name whose fork, clone or semget failed, or whose statement did not
 // run, was never bound, so a statement that uses it cannot run. Such a statement is skipped,

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 )
 
@@ -24,85 +25,123 @@ type nameState struct {
 
 // runner is the state of one run: the names bound so far and each actor's background call.
 type runner struct {
-	file           string
-	b              Backend
+	file    string
+	b       Backend
+	names   map[string]nameState
+	tasks   []named
+	sets    []named
+	started map[string]bool // actor -> whether its background call reached the Backend
+}
+
+// Outcomes runs a parsed script on b, one statement at a time, and yields the outcome of each
+// statement as soon as it is known (see [Outcome]); a background call yields nothing when it
+// starts, its join yields its result. The sequence ends after an outcome whose Backend could
+// not tell what the call did (ResultFatal), or when the consumer stops. It does not close b.
+//
+// Run prints the outcomes as they come; package diff gathers them into a slice (through
+// ExecSource) to compare two runs.
+func Outcomes(s *Script, b Backend) iter.Seq[Outcome] {
+	return func(yield func(Outcome) bool) {
+		r := &runner{
+			file:    s.file,
+			b:       b,
+			names:   map[string]nameState{"init": {bound: true, ref: int(Init)}},
+			tasks:   []named{{name: "init", ref: int(Init)}},
+			started: map[string]bool{},
+		}
+		for _, st := range s.stmts {
+			var o Outcome
+			var ok bool
+			if st.join {
+				o, ok = r.join(st), true
+			} else {
+				o, ok = r.call(st)
+			}
+			if ok && (!yield(o) || o.Result.Kind == ResultFatal) {
+				return
+			}
+		}
+	}
+}
+
+// Run runs a parsed script on b and prints each outcome as it comes (Outcome.Print):
+// "LINE: SOURCE = RESULT" for each executed statement on stdout, each failed expectation and
+// each statement that could not run on stderr. It returns 0 when every expectation held and 1
+// otherwise, or 2 when b could not tell what a call did: that is said as "FILE:LINE: why" on
+// stderr, and the run stops there. It does not close b.
+func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
+	p := printer{stdout: stdout, stderr: stderr}
+	for o := range Outcomes(s, b) {
+		p.print(o)
+	}
+	return p.status
+}
+
+// printer prints outcomes as they come and keeps the status of the run so far.
+type printer struct {
 	stdout, stderr io.Writer
-	names          map[string]nameState
-	tasks, sets    []named
-	started        map[string]bool // actor -> whether its background call reached the Backend
 	status         int
 }
 
-// Run runs a parsed script on b, one statement at a time, printing "LINE: SOURCE = RESULT" for
-// each executed statement on stdout and each failed expectation on stderr. It returns 0 when
-// every expectation held and 1 otherwise, or 2 when b could not tell what a call did: that is
-// said as "FILE:LINE: why" on stderr, and the run stops there. It does not close b.
-func Run(s *Script, b Backend, stdout, stderr io.Writer) int {
-	r := &runner{
-		file:    s.file,
-		b:       b,
-		stdout:  stdout,
-		stderr:  stderr,
-		names:   map[string]nameState{"init": {bound: true, ref: int(Init)}},
-		tasks:   []named{{name: "init", ref: int(Init)}},
-		started: map[string]bool{},
-	}
-	for _, st := range s.stmts {
-		if r.status == statusFatal {
-			break
-		}
-		if st.join {
-			r.join(st)
-		} else {
-			r.call(st)
-		}
-	}
-	return r.status
+func (p *printer) print(o Outcome) {
+	o.Print(p.stdout, p.stderr)
+	p.status = max(p.status, o.Status())
 }
 
-func (r *runner) call(st *stmt) {
-	actor, ok := r.task(st.actor, st.actorPos)
+// outcome starts the outcome of st.
+func (r *runner) outcome(st *stmt) Outcome {
+	return Outcome{File: r.file, Line: st.line, Source: st.source, Call: st.call}
+}
+
+// call runs a call statement. It has no outcome (ok false) when it started in the background.
+func (r *runner) call(st *stmt) (o Outcome, ok bool) {
+	o = r.outcome(st)
+	actor, skipped := r.task(st.actor, st.actorPos)
 	var args []Value
-	if ok {
-		args, ok = r.resolve(st.args)
+	if skipped == nil {
+		args, skipped = r.resolve(st.args)
 	}
-	if !ok {
+	if skipped != nil {
 		if st.background {
 			r.started[st.actor] = false
 		}
 		r.unbind(st, "did not run")
-		return
+		o.Skipped = skipped
+		return o, true
 	}
 	c := Call{Name: st.call, Args: args, Pos: st.callPos}
 	if st.background {
 		if err := r.b.Start(actor, c); err != nil {
-			r.fatal(st, err)
-			return
+			o.Result = Result{Kind: ResultFatal, Err: err}
+			return o, true
 		}
 		r.started[st.actor] = true
-		return
+		return o, false
 	}
-	r.finish(st, st, actor, r.b.Do(actor, c))
+	return r.finish(o, st, st, actor, r.b.Do(actor, c)), true
 }
 
-func (r *runner) join(st *stmt) {
+func (r *runner) join(st *stmt) Outcome {
+	o := r.outcome(st)
+	o.Call = st.issued.call
 	started := r.started[st.actor]
 	delete(r.started, st.actor)
 	if !started {
-		r.fail(st.actorPos, "join %s: the background call on line %d did not run", echo(st.actor), st.issued.line)
+		o.Skipped = r.errAt(st.actorPos, "join %s: the background call on line %d did not run", echo(st.actor), st.issued.line)
 		r.unbind(st.issued, "did not run")
-		return
+		return o
 	}
 	actor, _ := r.task(st.actor, st.actorPos) // it resolved when its call started
-	r.finish(st, st.issued, actor, r.b.Join(actor))
+	return r.finish(o, st, st.issued, actor, r.b.Join(actor))
 }
 
-// finish binds what issued created, prints the line of st, which is issued itself or the join
-// that waited for it, and checks the expectations of both.
-func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
+// finish completes o, the outcome of st, with what issued returned: st is issued itself or the
+// join that waited for it. It binds what issued created, formats the result and checks the
+// expectations of both.
+func (r *runner) finish(o Outcome, st, issued *stmt, actor TaskRef, res Result) Outcome {
+	o.Result = res
 	if res.Kind == ResultFatal {
-		r.fatal(st, res.Err)
-		return
+		return o
 	}
 	if issued.bind != "" {
 		switch {
@@ -116,37 +155,27 @@ func (r *runner) finish(st, issued *stmt, actor TaskRef, res Result) {
 			r.unbind(issued, "failed")
 		}
 	}
-	got := r.format(actor, res)
-	fmt.Fprintf(r.stdout, "%d: %s = %s\n", st.line, st.source, got)
-	r.check(issued, got)
+	o.Text = r.format(actor, res)
+	o.check(issued)
 	if st != issued {
-		r.check(st, got)
+		o.check(st)
 	}
+	return o
 }
 
-// check compares a printed result with the statement's expectation, if it has one.
-func (r *runner) check(st *stmt, got string) {
-	if st.expect != "" && collapse(st.expect) != collapse(got) {
-		fmt.Fprintf(r.stderr, "%s:%d: expected %s, got %s\n", r.file, st.line, st.expect, got)
-		r.status = 1
+// check records st's expectation, if it has one, as a mismatch when the text it printed does
+// not meet it; white space does not count.
+func (o *Outcome) check(st *stmt) {
+	if st.expect != "" && collapse(st.expect) != collapse(o.Text) {
+		o.Mismatches = append(o.Mismatches, Mismatch{Line: st.line, Expect: st.expect})
 	}
-}
-
-// statusFatal is Run's status once a Backend could not tell what a call did.
-const statusFatal = 2
-
-// fatal reports that the Backend could not tell what st's call did, and stops the run.
-func (r *runner) fatal(st *stmt, err error) {
-	fmt.Fprintf(r.stderr, "%s:%d: %v\n", r.file, st.line, err)
-	r.status = statusFatal
 }
 
 func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// fail reports a statement that cannot run and skips it.
-func (r *runner) fail(pos Position, format string, args ...any) {
-	fmt.Fprintf(r.stderr, "%s:%d:%d: %s\n", pos.File, pos.Line, pos.Col, fmt.Sprintf(format, args...))
-	r.status = 1
+// errAt describes a statement that cannot run.
+func (r *runner) errAt(pos Position, format string, args ...any) *Error {
+	return &Error{File: pos.File, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
 // unbind records that the name st binds, if any, names nothing because st failed or did not
@@ -159,22 +188,21 @@ func (r *runner) unbind(st *stmt, why string) {
 
 // lookup finds what name stands for now. The parser has made sure that a statement binding it
 // came first; a name that statement did not bind is refused with the reason.
-func (r *runner) lookup(name string, pos Position) (nameState, bool) {
+func (r *runner) lookup(name string, pos Position) (nameState, *Error) {
 	ns := r.names[name]
 	if !ns.bound {
-		r.fail(pos, "%s names nothing: %s", echo(name), ns.unbound)
-		return ns, false
+		return ns, r.errAt(pos, "%s names nothing: %s", echo(name), ns.unbound)
 	}
-	return ns, true
+	return ns, nil
 }
 
-func (r *runner) task(name string, pos Position) (TaskRef, bool) {
-	ns, ok := r.lookup(name, pos)
-	return TaskRef(ns.ref), ok
+func (r *runner) task(name string, pos Position) (TaskRef, *Error) {
+	ns, err := r.lookup(name, pos)
+	return TaskRef(ns.ref), err
 }
 
 // resolve turns parsed arguments into Values, names into the references they are bound to.
-func (r *runner) resolve(args []arg) ([]Value, bool) {
+func (r *runner) resolve(args []arg) ([]Value, *Error) {
 	vals := make([]Value, len(args))
 	for i, a := range args {
 		switch a.form {
@@ -185,9 +213,9 @@ func (r *runner) resolve(args []arg) ([]Value, bool) {
 		case formList:
 			vals[i] = Value{Kind: ValueList, List: a.list}
 		case formName:
-			ns, ok := r.lookup(a.name, a.pos)
-			if !ok {
-				return nil, false
+			ns, err := r.lookup(a.name, a.pos)
+			if err != nil {
+				return nil, err
 			}
 			if ns.set {
 				vals[i] = Value{Kind: ValueSet, Set: SetRef(ns.ref)}
@@ -196,5 +224,5 @@ func (r *runner) resolve(args []arg) ([]Value, bool) {
 			}
 		}
 	}
-	return vals, true
+	return vals, nil
 }

@@ -3,6 +3,8 @@ package scenario
 import (
 	"bytes"
 	"errors"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -335,5 +337,55 @@ init.getpid() == init
 			t.Errorf("%s: status %d, want 2\nstdout (want %d lines):\n%s\nstderr (want %q):\n%s",
 				tc.at, status, tc.wantLines, out.String(), tc.wantErr, errOut.String())
 		}
+	}
+}
+
+// TestOutcomes checks the outcomes Run prints from: a background call has none until its join,
+// which carries the call's name and both expectations; a skipped statement carries why; a
+// fatal result ends the sequence.
+func TestOutcomes(t *testing.T) {
+	s, err := Parse("t.scn", []byte(`A = init.fork() == A
+A.semop(1, {0, 0, 0}) & == 5
+join A == 6
+B = A.fork() == EAGAIN
+A.setrlimit(RLIMIT_NPROC, 0)
+C = A.fork()
+C.getpid()
+init.getpid()
+init.getpid()
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &givingUp{fakeBackend: newFakeBackend(), fatalLine: 8, at: "do", fatal: map[TaskRef]bool{}}
+	got := slices.Collect(Outcomes(s, b))
+	want := []Outcome{
+		{File: "t.scn", Line: 1, Source: "A = init.fork()", Call: "fork", Text: "A",
+			Result: Result{Kind: ResultNewTask, NewTask: 1, NewPid: 2}},
+		{File: "t.scn", Line: 3, Source: "join A", Call: "semop", Text: "EINVAL",
+			Result:     Result{Kind: ResultErrno, Errno: unix.EINVAL},
+			Mismatches: []Mismatch{{Line: 2, Expect: "5"}, {Line: 3, Expect: "6"}}},
+		{File: "t.scn", Line: 4, Source: "B = A.fork()", Call: "fork", Text: "B",
+			Result:     Result{Kind: ResultNewTask, NewTask: 2, NewPid: 3},
+			Mismatches: []Mismatch{{Line: 4, Expect: "EAGAIN"}}},
+		{File: "t.scn", Line: 5, Source: "A.setrlimit(RLIMIT_NPROC, 0)", Call: "setrlimit", Text: "0",
+			Result: Result{Kind: ResultInt}},
+		{File: "t.scn", Line: 6, Source: "C = A.fork()", Call: "fork", Text: "EAGAIN",
+			Result: Result{Kind: ResultErrno, Errno: unix.EAGAIN}},
+		{File: "t.scn", Line: 7, Source: "C.getpid()", Call: "getpid",
+			Skipped: &Error{File: "t.scn", Line: 7, Col: 1, Msg: "C names nothing: its fork on line 6 failed"}},
+		{File: "t.scn", Line: 8, Source: "init.getpid()", Call: "getpid",
+			Result: Result{Kind: ResultFatal, Err: errGaveUp}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes:\n%+v\nwant:\n%+v", got, want)
+	}
+	for i, wantStatus := range []int{0, 1, 1, 0, 0, 1, 2} {
+		if st := got[i].Status(); st != wantStatus {
+			t.Errorf("outcome of line %d: status %d, want %d", got[i].Line, st, wantStatus)
+		}
+	}
+	if err := got[6].FatalError(); err == nil || err.Error() != "t.scn:8: the runner gave up waiting" {
+		t.Errorf("FatalError = %v", err)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/internal/abi"
 )
 
 // fakeBackend is a toy process table with made-up pids, enough to drive the driver: nested pid
@@ -196,14 +198,14 @@ func (b *fakeBackend) semctl(actor TaskRef, args []Value) Result {
 		return errno(unix.EINVAL)
 	}
 	switch args[2].Int {
-	case semGetAll:
+	case abi.GETALL:
 		return Result{Kind: ResultList, List: append([]int64(nil), s.vals...)}
-	case semSetAll:
+	case abi.SETALL:
 		copy(s.vals, args[3].List)
 		return Result{Kind: ResultInt}
-	case semGetVal:
+	case abi.GETVAL:
 		return Result{Kind: ResultInt, Int: s.vals[args[1].Int]}
-	case semGetPid:
+	case abi.GETPID:
 		return Result{Kind: ResultPid, Pid: b.PidIn(actor, s.lastOp)}
 	}
 	return errno(unix.EINVAL)

@@ -273,8 +273,8 @@ func (p *parser) parseCall(st *stmt) *Error {
 	if !ok {
 		return p.errAt(name, "unknown call %s", echo(name.text))
 	}
-	st.call, st.callPos, st.creates = name.text, p.pos(name), spec.creates
-	if st.bind != "" && spec.creates == createsNothing {
+	st.call, st.callPos, st.creates = name.text, p.pos(name), spec.creates()
+	if st.bind != "" && spec.creates() == createsNothing {
 		return p.errAt(name, "%s creates nothing to bind to %s; only fork, clone and semget do",
 			name.text, echo(st.bind))
 	}
@@ -293,7 +293,7 @@ func (p *parser) parseCall(st *stmt) *Error {
 		return p.advance()
 	}
 	if st.bind != "" {
-		p.names[st.bind] = binding{creates: spec.creates, line: st.line}
+		p.names[st.bind] = binding{creates: spec.creates(), line: st.line}
 	}
 	return nil
 }

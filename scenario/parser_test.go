@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/internal/abi"
 )
 
 // specExample is the example of the contract, verbatim.
@@ -245,7 +247,7 @@ func TestParseArgumentForms(t *testing.T) {
 	if len(args) != 2 || args[0].val != 7 || args[1].form != formSembufs {
 		t.Fatalf("semop args = %+v", args)
 	}
-	want := []Sembuf{{0, -1, unix.IPC_NOWAIT}, {1, 2, semUndo}}
+	want := []Sembuf{{0, -1, unix.IPC_NOWAIT}, {1, 2, abi.SEM_UNDO}}
 	if got := args[1].sembufs; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("sembufs = %v, want %v", got, want)
 	}

@@ -42,32 +42,50 @@ func ReadFile(path string, stdin io.Reader) (name string, src []byte, err error)
 	return name, src, nil
 }
 
-// RunSource parses src, the scenario called name, makes a Backend with newBackend, runs the
-// scenario on it and closes it. It returns Run's status: 0 when every expectation held, 1 when
-// one failed, 2 when the Backend could not tell what a call did (said on stderr; the run
-// stopped there). It returns an error instead, after printing what ran, when src does not parse
-// (an *Error) or the Backend cannot be made or closed; the contract's exit status is then 2.
-func RunSource(name string, src []byte, newBackend func() (Backend, error), stdout, stderr io.Writer) (int, error) {
+// NewBackend makes a fresh Backend for one run.
+type NewBackend func() (Backend, error)
+
+// ExecSource parses src, the scenario called name, makes a Backend with newBackend, runs the
+// scenario on it, handing each outcome to each as soon as it is known (see [Outcomes]), and
+// closes the Backend. It fails when src does not parse (an *Error; nothing has run) or the
+// Backend cannot be made or closed (after handing over what ran). A run that ended because the
+// Backend could not tell what a call did is no failure here: its last outcome says so.
+func ExecSource(name string, src []byte, newBackend NewBackend, each func(Outcome)) error {
 	s, err := Parse(name, src)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	b, err := newBackend()
 	if err != nil {
-		return 0, fmt.Errorf("%s: cannot run: %w", name, err)
+		return fmt.Errorf("%s: cannot run: %w", name, err)
 	}
-	status := Run(s, b, stdout, stderr)
+	for o := range Outcomes(s, b) {
+		each(o)
+	}
 	if err := b.Close(); err != nil {
-		return 0, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	return status, nil
+	return nil
+}
+
+// RunSource runs src, the scenario called name, with ExecSource and prints each outcome as it
+// comes, as Run does. It returns Run's status: 0 when every expectation held, 1 when one failed,
+// 2 when the Backend could not tell what a call did (said on stderr; the run stopped there). It
+// returns an error instead, after printing what ran, when src does not parse (an *Error) or the
+// Backend cannot be made or closed; the contract's exit status is then 2.
+func RunSource(name string, src []byte, newBackend NewBackend, stdout, stderr io.Writer) (int, error) {
+	p := printer{stdout: stdout, stderr: stderr}
+	if err := ExecSource(name, src, newBackend, p.print); err != nil {
+		return 0, err
+	}
+	return p.status, nil
 }
 
 // RunFile reads the scenario at path (standard input for "-") with ReadFile, and runs it with
 // RunSource. It returns the exit status of the contract: 0 when every expectation held, 1 when
 // one failed, 2 when the scenario cannot be read or parsed or the Backend cannot be made or
 // closed, each said in one line on stderr.
-func RunFile(path string, newBackend func() (Backend, error), stdout, stderr io.Writer) int {
+func RunFile(path string, newBackend NewBackend, stdout, stderr io.Writer) int {
 	name, src, err := ReadFile(path, os.Stdin)
 	if err == nil {
 		var status int

@@ -32,7 +32,11 @@ var ErrInitExit = errors.New("refmodel: attempted to kill init")
 // the model has no other task that could wake it.
 var ErrWouldBlock = errors.New("refmodel: wait would block")
 
-// Linux constants the model needs beyond golang.org/x/sys/unix.
+// Linux constants the model needs beyond golang.org/x/sys/unix. The model
+// writes these ABI values itself (here and in wait.go and ptrace.go) rather
+// than take them from tasklist/internal/abi, on purpose: an independent
+// reference shares nothing with the implementation it checks, so a wrong
+// value cannot hide in both.
 const (
 	reservedPIDs   = 300     // RESERVED_PIDS
 	defaultPIDMax  = 32768   // default kernel.pid_max
@@ -47,7 +51,7 @@ const (
 )
 
 // Signal dispositions, as sa_handler values (the same numbering as the
-// kernel package).
+// kernel package, written here on purpose: see the constants above).
 const (
 	SigDfl     = 0 // SIG_DFL
 	SigIgn     = 1 // SIG_IGN

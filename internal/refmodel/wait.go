@@ -7,7 +7,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// siginfo si_code values for SIGCHLD.
+// siginfo si_code values for SIGCHLD: the model's own copy of abi.CLD_*,
+// on purpose (see the constants in model.go).
 const (
 	cldExited    = 1 // CLD_EXITED
 	cldKilled    = 2 // CLD_KILLED

@@ -5,21 +5,23 @@ import (
 	"math"
 
 	"golang.org/x/sys/unix"
+
+	"tasklist/internal/abi"
 )
 
-// Semaphore flags and semctl commands that golang.org/x/sys/unix lacks
-// (include/uapi/linux/sem.h). IPC_NOWAIT, IPC_CREAT, IPC_EXCL, IPC_PRIVATE,
-// IPC_RMID, IPC_SET and IPC_STAT come from unix.
+// The semop flag and the semctl commands the package implements
+// (include/uapi/linux/sem.h; package abi). IPC_NOWAIT, IPC_CREAT, IPC_EXCL,
+// IPC_PRIVATE, IPC_RMID, IPC_SET and IPC_STAT come from unix.
 const (
-	SEM_UNDO = 0x1000 // undo the operation when the process exits
+	SEM_UNDO = abi.SEM_UNDO // undo the operation when the process exits
 
-	GETPID  = 11 // pid of the last operator, as the caller sees it
-	GETVAL  = 12 // a semaphore's value
-	GETALL  = 13 // every value
-	GETNCNT = 14 // sleepers waiting for the value to increase
-	GETZCNT = 15 // sleepers waiting for the value to be zero
-	SETVAL  = 16 // set a semaphore's value
-	SETALL  = 17 // set every value
+	GETPID  = abi.GETPID  // pid of the last operator, as the caller sees it
+	GETVAL  = abi.GETVAL  // a semaphore's value
+	GETALL  = abi.GETALL  // every value
+	GETNCNT = abi.GETNCNT // sleepers waiting for the value to increase
+	GETZCNT = abi.GETZCNT // sleepers waiting for the value to be zero
+	SETVAL  = abi.SETVAL  // set a semaphore's value
+	SETALL  = abi.SETALL  // set every value
 )
 
 // ipcmniShift is IPCMNI_SHIFT: an id is seq<<15 | index.

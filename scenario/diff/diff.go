@@ -1,22 +1,16 @@
 // Package diff runs scenario files on two backends, the model and the host kernel, and reports
 // the statements whose printed results differ: the differences are where the model and Linux
-// disagree (or where a scenario depends on something the two runners treat differently).
+// disagree (or where a scenario depends on something the two runners treat differently). It
+// compares the runs' outcomes (scenario.Outcomes), not their printed text.
 package diff
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
-	"strings"
 
 	"tasklist/scenario"
 )
-
-// NewBackend makes a fresh backend for one run.
-type NewBackend func() (scenario.Backend, error)
 
 // Line is one statement whose results differ. Model or Kernel is empty when that run printed
 // nothing for the line (a statement skipped because a name it uses was never bound).
@@ -26,88 +20,65 @@ type Line struct {
 	Model, Kernel string
 }
 
-// result is one printed line, "LINE: SOURCE = RESULT", taken apart.
-type result struct {
-	source, value string
-}
-
-// parseOutput takes a run's standard output apart by line number. The result is what follows
-// the last " = ": a source may bind a name ("B = A.fork()"), a result never holds " = ".
-func parseOutput(out string) map[int]result {
-	m := map[int]result{}
-	for _, l := range strings.Split(out, "\n") {
-		num, rest, ok := strings.Cut(l, ": ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.Atoi(num)
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndex(rest, " = ")
-		if i < 0 {
-			continue
-		}
-		m[n] = result{source: rest[:i], value: rest[i+3:]}
-	}
-	return m
-}
-
-// Compare returns the lines where two runs' standard outputs differ, in line order.
-func Compare(model, kernel string) []Line {
-	a, b := parseOutput(model), parseOutput(kernel)
+// Compare returns the lines where two runs' printed results differ, in line order.
+func Compare(model, kernel []scenario.Outcome) []Line {
+	a, b := printed(model), printed(kernel)
 	var lines []Line
-	for n, ra := range a {
-		if rb, ok := b[n]; !ok || ra.value != rb.value {
-			lines = append(lines, Line{Line: n, Source: ra.source, Model: ra.value, Kernel: rb.value})
+	for n, oa := range a {
+		if ob, ok := b[n]; !ok || oa.Text != ob.Text {
+			lines = append(lines, Line{Line: n, Source: oa.Source, Model: oa.Text, Kernel: ob.Text})
 		}
 	}
-	for n, rb := range b {
+	for n, ob := range b {
 		if _, ok := a[n]; !ok {
-			lines = append(lines, Line{Line: n, Source: rb.source, Kernel: rb.value})
+			lines = append(lines, Line{Line: n, Source: ob.Source, Kernel: ob.Text})
 		}
 	}
 	sort.Slice(lines, func(i, j int) bool { return lines[i].Line < lines[j].Line })
 	return lines
 }
 
+// printed indexes the outcomes that printed a result by their line.
+func printed(outcomes []scenario.Outcome) map[int]scenario.Outcome {
+	m := map[int]scenario.Outcome{}
+	for _, o := range outcomes {
+		if o.Printed() {
+			m[o.Line] = o
+		}
+	}
+	return m
+}
+
 // File runs src, the scenario called name, on a fresh model backend and a fresh kernel backend
 // and returns the lines whose results differ. It fails when src does not parse (a
 // *scenario.Error), a backend cannot be made or closed, or a runner could not tell what a call
-// did (the run's FILE:LINE message); expectations written in the scenario
-// do not matter here.
-func File(name string, src []byte, model, kernel NewBackend) ([]Line, error) {
-	s, err := scenario.Parse(name, src)
+// did (the run's FILE:LINE message); expectations written in the scenario do not matter here.
+func File(name string, src []byte, model, kernel scenario.NewBackend) ([]Line, error) {
+	outModel, err := run(name, src, model)
 	if err != nil {
 		return nil, err
 	}
-	outModel, err := runOn(s, name, model)
-	if err != nil {
-		return nil, err
-	}
-	outKernel, err := runOn(s, name, kernel)
+	outKernel, err := run(name, src, kernel)
 	if err != nil {
 		return nil, err
 	}
 	return Compare(outModel, outKernel), nil
 }
 
-func runOn(s *scenario.Script, name string, newBackend NewBackend) (string, error) {
-	b, err := newBackend()
-	if err != nil {
-		return "", fmt.Errorf("%s: cannot run: %w", name, err)
+// run runs src on a fresh backend and returns its outcomes. A run that ended because its
+// backend could not tell what a call did printed no results to compare: it is an error.
+func run(name string, src []byte, newBackend scenario.NewBackend) ([]scenario.Outcome, error) {
+	var outcomes []scenario.Outcome
+	collect := func(o scenario.Outcome) { outcomes = append(outcomes, o) }
+	if err := scenario.ExecSource(name, src, newBackend, collect); err != nil {
+		return nil, err
 	}
-	var out, errs bytes.Buffer
-	status := scenario.Run(s, b, &out, &errs)
-	if err := b.Close(); err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
+	if n := len(outcomes); n > 0 {
+		if err := outcomes[n-1].FatalError(); err != nil {
+			return nil, err
+		}
 	}
-	if status == 2 {
-		// The runner could not tell what a call did: what it printed is no result to compare.
-		lines := strings.Split(strings.TrimSpace(errs.String()), "\n")
-		return "", errors.New(lines[len(lines)-1])
-	}
-	return out.String(), nil
+	return outcomes, nil
 }
 
 // Print writes the differences File found in the scenario called name: a line saying how many

@@ -9,9 +9,18 @@ import (
 	"tasklist/scenario"
 )
 
+// result is the outcome of a statement that printed text.
+func result(line int, source, text string) scenario.Outcome {
+	return scenario.Outcome{File: "f.scn", Line: line, Source: source, Text: text}
+}
+
 func TestCompare(t *testing.T) {
-	model := "1: A = init.fork() = A\n2: A.getpid() = A\n3: B = A.fork() = B\n5: join A = 0\n"
-	kernel := "1: A = init.fork() = A\n2: A.getpid() = ESRCH\n4: A.exit(0) = done\n5: join A = 0\n"
+	skipped := scenario.Outcome{File: "f.scn", Line: 4, Source: "A.exit(0)",
+		Skipped: &scenario.Error{File: "f.scn", Line: 4, Col: 1, Msg: "A names nothing"}}
+	model := []scenario.Outcome{result(1, "A = init.fork()", "A"), result(2, "A.getpid()", "A"),
+		result(3, "B = A.fork()", "B"), skipped, result(5, "join A", "0")}
+	kernel := []scenario.Outcome{result(1, "A = init.fork()", "A"), result(2, "A.getpid()", "ESRCH"),
+		result(4, "A.exit(0)", "done"), result(5, "join A", "0")}
 	got := Compare(model, kernel)
 	want := []Line{
 		{Line: 2, Source: "A.getpid()", Model: "A", Kernel: "ESRCH"},
@@ -22,7 +31,7 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Compare = %+v, want %+v", got, want)
 	}
 	if lines := Compare(model, model); len(lines) != 0 {
-		t.Errorf("Compare of equal outputs = %+v", lines)
+		t.Errorf("Compare of equal outcomes = %+v", lines)
 	}
 }
 
@@ -37,7 +46,7 @@ func (f fixed) Start(scenario.TaskRef, scenario.Call) error { return nil }
 func (f fixed) Join(scenario.TaskRef) scenario.Result       { return f.res }
 func (f fixed) Close() error                                { return nil }
 
-func backend(r scenario.Result) NewBackend {
+func backend(r scenario.Result) scenario.NewBackend {
 	return func() (scenario.Backend, error) { return fixed{r}, nil }
 }
 

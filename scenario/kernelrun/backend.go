@@ -74,7 +74,6 @@ type task struct {
 
 // bgCall is a call made with &, until its join.
 type bgCall struct {
-	op  int
 	c   scenario.Call
 	res *scenario.Result // decided without a reply: the task was gone or died in the call
 	msg *message         // the reply, when it came before the join
@@ -266,20 +265,20 @@ func (b *Backend) do(actor scenario.TaskRef, t *task, c scenario.Call) (scenario
 	if err := b.interrupted(); err != nil {
 		return scenario.Result{}, err
 	}
-	words, op, err := b.encode(actor, c)
+	words, err := b.encode(actor, c)
 	if err != nil {
 		return scenario.Result{}, err
 	}
 	if r, err := b.send(t, words); r != nil || err != nil {
 		return deref(r), err
 	}
-	return b.finish(t, op, c)
+	return b.finish(t, c)
 }
 
 // finish waits for t's reply to call c and decodes it: a task that died in
 // the call prints done, one stuck for good EDEADLK.
-func (b *Backend) finish(t *task, op int, c scenario.Call) (scenario.Result, error) {
-	m, out := b.await(t, op, stallFor(c))
+func (b *Backend) finish(t *task, c scenario.Call) (scenario.Result, error) {
+	m, out := b.await(t, c.Name, stallFor(c))
 	switch out {
 	case died:
 		return scenario.Result{Kind: scenario.ResultDone}, nil
@@ -287,7 +286,7 @@ func (b *Backend) finish(t *task, op int, c scenario.Call) (scenario.Result, err
 		t.hung = true
 		return errnoResult(unix.EDEADLK), nil
 	}
-	return b.decode(t, op, c, m)
+	return b.decode(t, c, m)
 }
 
 // send gives t a command. It returns the call's result instead when t cannot take one, and
@@ -342,16 +341,15 @@ func (b *Backend) start(actor scenario.TaskRef, t *task, bg *bgCall) error {
 	if err := b.interrupted(); err != nil {
 		return err
 	}
-	words, op, err := b.encode(actor, bg.c)
+	words, err := b.encode(actor, bg.c)
 	if err != nil {
 		return err
 	}
-	bg.op = op
 	if r, err := b.send(t, words); r != nil || err != nil {
 		bg.res = r
 		return err
 	}
-	alive := b.watch(t, op)
+	alive := b.watch(t, bg.c.Name)
 	for delay := 20 * time.Microsecond; ; delay = min(2*delay, 2*time.Millisecond) {
 		if m, ok, done := t.tryReply(); done {
 			if ok {
@@ -369,7 +367,7 @@ func (b *Backend) start(actor scenario.TaskRef, t *task, bg *bgCall) error {
 			bg.res = &scenario.Result{Kind: scenario.ResultDone}
 			return nil
 		}
-		if blocked(t, op) {
+		if blocked(t, bg.c.Name) {
 			return nil
 		}
 		time.Sleep(delay)
@@ -386,9 +384,9 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	case bg.res != nil:
 		return b.verdict(*bg.res, nil)
 	case bg.msg != nil:
-		return b.verdict(b.decode(t, bg.op, bg.c, *bg.msg))
+		return b.verdict(b.decode(t, bg.c, *bg.msg))
 	}
-	return b.verdict(b.finish(t, bg.op, bg.c))
+	return b.verdict(b.finish(t, bg.c))
 }
 
 func deref(r *scenario.Result) scenario.Result {

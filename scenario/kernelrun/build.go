@@ -23,7 +23,7 @@ func agentBinary() (string, error) {
 	}
 	// No stack protector: its canary lives in the thread pointer's block, which raw clones
 	// share without glibc's consent.
-	path, err := cbuild.Binary("agent", agentSource, "-O2", "-fno-stack-protector")
+	path, err := cbuild.Binary("agent", agentSource, append([]string{"-O2", "-fno-stack-protector"}, agentDefines()...)...)
 	switch {
 	case errors.Is(err, cbuild.ErrNoCompiler):
 		return "", ErrNoCompiler

@@ -7,31 +7,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/internal/abi"
 	"tasklist/scenario"
-)
-
-// The semctl commands whose results are not plain numbers.
-const (
-	semGetPid = 11
-	semGetAll = 13
-)
-
-// The si_code values of SIGCHLD, which waitid reports.
-const (
-	cldExited    = 1
-	cldKilled    = 2
-	cldDumped    = 3
-	cldTrapped   = 4
-	cldStopped   = 5
-	cldContinued = 6
 )
 
 // encode turns a call into the agent's command words. Task arguments become pids as the actor
 // sees them, set arguments the sets' ids.
-func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int, error) {
+func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, error) {
 	op, ok := ops[c.Name]
 	if !ok {
-		return nil, 0, fmt.Errorf("unknown call %s", c.Name)
+		return nil, fmt.Errorf("unknown call %s", c.Name)
 	}
 	arg := func(i int) int64 {
 		if i >= len(c.Args) {
@@ -111,9 +96,9 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, int,
 		}
 	}
 	if len(w) > maxWords {
-		return nil, 0, fmt.Errorf("%s: %d words of arguments do not fit in the runner's message (%d at most)", c.Name, len(w), maxWords)
+		return nil, fmt.Errorf("%s: %d words of arguments do not fit in the runner's message (%d at most)", c.Name, len(w), maxWords)
 	}
-	return w, op, nil
+	return w, nil
 }
 
 // packValues packs 16-bit semaphore values (the unsigned shorts of SETALL's array, to which
@@ -137,41 +122,39 @@ func unpackValues(w []int64, n int) []int64 {
 
 // decode turns t's reply to a call into a Result. It fails when the agent could not carry
 // the result.
-func (b *Backend) decode(t *task, op int, c scenario.Call, m message) (scenario.Result, error) {
+func (b *Backend) decode(t *task, c scenario.Call, m message) (scenario.Result, error) {
 	if m.tooBig {
 		return scenario.Result{}, fmt.Errorf("%s: the result does not fit in the agent's reply", c.Name)
 	}
-	if (op == opFork || op == opClone) && m.words[0] >= 0 {
+	if (c.Name == "fork" || c.Name == "clone") && m.words[0] >= 0 {
 		return b.created(t, int(m.words[0]), m)
 	}
-	return b.decodeReply(t, op, c, m), nil
+	return b.decodeReply(t, c, m), nil
 }
 
-func (b *Backend) decodeReply(t *task, op int, c scenario.Call, m message) scenario.Result {
+func (b *Backend) decodeReply(t *task, c scenario.Call, m message) scenario.Result {
 	ret := m.words[0]
 	if ret < 0 {
 		closeFds(m)
 		return errnoResult(syscall.Errno(-ret))
 	}
-	switch op {
-	case opExit, opExitGroup:
+	switch c.Name {
+	case "exit", "exit_group":
 		return scenario.Result{Kind: scenario.ResultDone}
-	case opExecve:
+	case "execve":
 		if len(m.words) > 1 {
 			b.execed(t, int(m.words[1]))
 		}
-	case opWait4:
+	case "wait4":
 		if ret == 0 {
 			break
 		}
 		return waitStatus(int(ret), int(m.words[1]))
-	case opWaitid:
+	case "waitid":
 		return waitInfo(m.words[1:])
-	case opGetpid, opGettid, opGetppid, opGetpgrp, opGetpgid, opGetsid, opSetsid:
-		return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
-	case opGetpriority:
+	case "getpriority":
 		return scenario.Result{Kind: scenario.ResultInt, Int: 20 - ret}
-	case opSemget:
+	case "semget":
 		for ref, id := range b.sets {
 			if id == int(ret) {
 				return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(ref), SetID: id}
@@ -179,13 +162,17 @@ func (b *Backend) decodeReply(t *task, op int, c scenario.Call, m message) scena
 		}
 		b.sets = append(b.sets, int(ret))
 		return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(len(b.sets) - 1), SetID: int(ret)}
-	case opSemctl:
+	case "semctl":
 		switch c.Args[2].Int {
-		case semGetAll:
+		case abi.GETALL:
 			return scenario.Result{Kind: scenario.ResultList, List: unpackValues(m.words[2:], int(m.words[1]))}
-		case semGetPid:
+		case abi.GETPID:
 			return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
 		}
+		return scenario.Result{Kind: scenario.ResultInt, Int: ret}
+	}
+	if spec, _ := scenario.LookupCall(c.Name); spec.Results[0] == scenario.ResultPid {
+		return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)} // getpid, setsid, ...
 	}
 	return scenario.Result{Kind: scenario.ResultInt, Int: ret}
 }
@@ -216,17 +203,17 @@ func waitInfo(w []int64) scenario.Result {
 	}
 	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: pid, Code: status}
 	switch code {
-	case cldExited:
+	case abi.CLD_EXITED:
 		res.How = scenario.Exited
-	case cldKilled:
+	case abi.CLD_KILLED:
 		res.How = scenario.Killed
-	case cldDumped:
+	case abi.CLD_DUMPED:
 		res.How = scenario.Dumped
-	case cldTrapped:
+	case abi.CLD_TRAPPED:
 		res.How = scenario.Trapped
-	case cldStopped:
+	case abi.CLD_STOPPED:
 		res.How = scenario.Stopped
-	case cldContinued:
+	case abi.CLD_CONTINUED:
 		res.How, res.Code = scenario.Continued, 0
 	}
 	return res

@@ -30,21 +30,22 @@
 //
 // # Protocol
 //
-// Each task serves commands on its own AF_UNIX SOCK_SEQPACKET socket, one at a time: the
-// runner sends one message of int64 words, [op, arguments...] (protocol.go and agent.c agree
-// on the numbers), with every task argument already turned into a pid as the caller sees it;
-// the task makes the call and sends [msgReply, result or -errno, extra words...]. A message
-// holds at most maxWords words: sembufs take three words each, semaphore values (SETALL's
-// list, GETALL's reply) are packed four 16-bit values to a word, so one message carries more
-// than Linux reads (SEMOPM sembufs, SEMMSL values). A longer sembuf list is passed by its count
-// alone, which Linux refuses (E2BIG) before it reads the list; a longer SETALL list is cut
-// where Linux stops reading. A result the agent cannot carry is answered with msgTooBig. A fork or
-// clone child says hello before serving: [msgHello, its tid] with the runner's end of its new
-// socket passed as SCM_RIGHTS, sent on its creator's socket, because the creator may not be
-// able to reply for a long time (CLONE_VFORK). The creator's reply carries a pidfd of the child
-// (PIDFD_THREAD for threads), from which the runner learns the child's tid even when the child
-// starts stopped and cannot say hello yet; the socket is then claimed when the child is first
-// given a command.
+// Each task serves commands on its own AF_UNIX SOCK_SEQPACKET socket, one at a time: the runner
+// sends one message of int64 words, [op, arguments...], with every task argument already turned
+// into a pid as the caller sees it; the task makes the call and sends [msgReply, result or
+// -errno, extra words...]. A message holds at most maxWords words: sembufs take three words
+// each, semaphore values (SETALL's list, GETALL's reply) are packed four 16-bit values to a
+// word, so one message carries more than Linux reads (SEMOPM sembufs, SEMMSL values). A longer
+// sembuf list is passed by its count alone, which Linux refuses (E2BIG) before it reads the
+// list; a longer SETALL list is cut where Linux stops reading. A result the agent cannot carry
+// is answered with msgTooBig. Every call of the language is a command, numbered in the order of
+// scenario.Calls; the numbers of commands and messages and the sizes are protocol.go's alone,
+// given to agent.c as -D flags when it is compiled. A fork or clone child says hello before
+// serving: [msgHello, its tid] with the runner's end of its new socket passed as SCM_RIGHTS,
+// sent on its creator's socket, because the creator may not be able to reply for a long time
+// (CLONE_VFORK). The creator's reply carries a pidfd of the child (PIDFD_THREAD for threads),
+// from which the runner learns the child's tid even when the child starts stopped and cannot
+// say hello yet; the socket is then claimed when the child is first given a command.
 //
 // Pids print as names through PidIn: for every task the runner reads NSpid from
 // /proc/TID/status (its pid at each level from the runner's namespace down) and the inode of

@@ -10,13 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/internal/abi"
 	"tasklist/scenario"
-)
-
-// The semctl commands the tests make beside those calls.go decodes.
-const (
-	semGetVal = 12
-	semSetAll = 17
 )
 
 // Argument lists longer than one message carries still get Linux's answer, never a made-up
@@ -52,17 +47,17 @@ func TestLongArgumentLists(t *testing.T) {
 		t.Errorf("semtimedop with %d sembufs: %+v, want E2BIG", len(ops.Sembufs), res)
 	}
 	stored := list(1, semmsl)
-	if res := do("semctl", set, num(0), num(semSetAll), stored); res.Kind != scenario.ResultInt || res.Int != 0 {
+	if res := do("semctl", set, num(0), num(abi.SETALL), stored); res.Kind != scenario.ResultInt || res.Int != 0 {
 		t.Errorf("SETALL of %d values: %+v", semmsl, res)
 	}
-	if res := do("semctl", set, num(0), num(semGetAll)); res.Kind != scenario.ResultList || !slices.Equal(res.List, stored.List) {
+	if res := do("semctl", set, num(0), num(abi.GETALL)); res.Kind != scenario.ResultList || !slices.Equal(res.List, stored.List) {
 		t.Errorf("GETALL of %d values is not what SETALL stored: %d values", semmsl, len(res.List))
 	}
 	// Values beyond the set's size are never read, however many there are.
-	if res := do("semctl", set, num(0), num(semSetAll), list(7, valuesCarry+10)); res.Kind != scenario.ResultInt || res.Int != 0 {
+	if res := do("semctl", set, num(0), num(abi.SETALL), list(7, valuesCarry+10)); res.Kind != scenario.ResultInt || res.Int != 0 {
 		t.Errorf("SETALL of %d values: %+v", valuesCarry+10, res)
 	}
-	if res := do("semctl", set, num(semmsl-1), num(semGetVal)); res.Kind != scenario.ResultInt || res.Int != 7+semmsl-1 {
+	if res := do("semctl", set, num(semmsl-1), num(abi.GETVAL)); res.Kind != scenario.ResultInt || res.Int != 7+semmsl-1 {
 		t.Errorf("GETVAL of the last semaphore: %+v, want %d", res, 7+semmsl-1)
 	}
 }

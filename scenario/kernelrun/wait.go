@@ -37,9 +37,9 @@ func (b *Backend) alive(t *task) bool {
 }
 
 // blocked reports whether t is stopped or sleeps in a system call other than its command
-// loop's, which means in the call it was given, a call of op.
-func blocked(t *task, op int) bool {
-	if op == opExecve && t.tid != t.tgid && blockedTid(t.tgid) {
+// loop's, which means in the call it was given, call.
+func blocked(t *task, call string) bool {
+	if call == "execve" && t.tid != t.tgid && blockedTid(t.tgid) {
 		return true // the exec is past de_thread, on the leader's tid
 	}
 	return blockedTid(t.tid)
@@ -55,9 +55,9 @@ func blockedTid(tid int) bool {
 	return false
 }
 
-// watch returns how to tell whether t is still there to reply to a call of op.
-func (b *Backend) watch(t *task, op int) func() bool {
-	if op == opExecve {
+// watch returns how to tell whether t is still there to reply to call.
+func (b *Backend) watch(t *task, call string) func() bool {
+	if call == "execve" {
 		// A non-leader that execs takes its leader's tid and leaves its own.
 		return func() bool { return processAlive(t.tgid) }
 	}
@@ -130,9 +130,9 @@ func (b *Backend) quiesce() error {
 	return nil
 }
 
-// await waits for t's reply to the call it was given, a call of op.
-func (b *Backend) await(t *task, op int, stall time.Duration) (message, outcome) {
-	alive := b.watch(t, op)
+// await waits for t's reply to the call it was given, call.
+func (b *Backend) await(t *task, call string, stall time.Duration) (message, outcome) {
+	alive := b.watch(t, call)
 	var quietSince time.Time
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -152,7 +152,7 @@ func (b *Backend) await(t *task, op int, stall time.Duration) (message, outcome)
 			}
 			return message{}, died
 		}
-		if blocked(t, op) && b.quietNow() {
+		if blocked(t, call) && b.quietNow() {
 			if quietSince.IsZero() {
 				quietSince = time.Now()
 			} else if time.Since(quietSince) > stall {

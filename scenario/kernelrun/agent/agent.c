@@ -1,7 +1,6 @@
 // The kernel runner's agent: every task of a scenario run on the host kernel is a process or
 // thread of this program, serving one command at a time on its own SOCK_SEQPACKET socket. The
-// protocol is described in the package documentation of tasklist/scenario/kernelrun (doc.go in the directory above);
-// the op and message numbers below must match protocol.go.
+// protocol is described in the package documentation of tasklist/scenario/kernelrun (doc.go in the directory above).
 //
 // Every system call is made with a raw syscall instruction that returns -errno: the tasks share
 // glibc's thread pointer (raw clone sets up no TLS), so glibc's errno, locks and caches are not
@@ -25,53 +24,15 @@
 #error "the tasklist kernel agent supports only x86_64 (raw clone and sigreturn are written for it)"
 #endif
 
-enum {
-	MSG_REPLY = 1,
-	MSG_HELLO = 2,
-	MSG_TOO_BIG = 3,
-};
+// The protocol's numbers, MSG_*, OP_*, MAXWORDS, SEMOP_CARRY (the most sembufs a command
+// carries, three words each), VALUES_CARRY (the most 16-bit semaphore values a SETALL command or
+// GETALL reply carries, four to a word) and HANDLER_KIND (scenario.Handler), are written once, in
+// protocol.go: the runner defines them with -D flags when it compiles this file.
+#ifndef MAXWORDS
+#error "the agent is compiled by tasklist/scenario/kernelrun, which defines the protocol's numbers"
+#endif
 
-enum {
-	OP_FORK = 1,
-	OP_CLONE,
-	OP_EXIT,
-	OP_EXIT_GROUP,
-	OP_EXECVE,
-	OP_WAIT4,
-	OP_WAITID,
-	OP_GETPID,
-	OP_GETTID,
-	OP_GETPPID,
-	OP_GETPGRP,
-	OP_GETPGID,
-	OP_GETSID,
-	OP_SETSID,
-	OP_SETPGID,
-	OP_GETPRIORITY,
-	OP_SETPRIORITY,
-	OP_SETUID,
-	OP_SETRESUID,
-	OP_SETGID,
-	OP_SETRESGID,
-	OP_SETRLIMIT,
-	OP_KILL,
-	OP_TGKILL,
-	OP_SIGACTION,
-	OP_PRCTL,
-	OP_PTRACE,
-	OP_SEMGET,
-	OP_SEMOP,
-	OP_SEMCTL,
-	OP_UNSHARE,
-};
-
-#define MAXWORDS 8192        // one message, either way: 64 KiB
-// The most sembufs a command carries (three words each), and the most 16-bit semaphore values a
-// SETALL command or GETALL reply carries (four to a word): more than SEMOPM and SEMMSL.
-#define SEMOP_CARRY ((MAXWORDS - 6) / 3)
-#define VALUES_CARRY ((MAXWORDS - 6) * 4)
 #define STACK_SIZE (1 << 20) // a clone child's stack; touched pages only
-#define HANDLER_KIND 2       // scenario.Handler
 #define PIDFD_THREAD_FLAG O_EXCL
 
 static long sys6(long n, long a, long b, long c, long d, long e, long f)
@@ -569,6 +530,7 @@ static void dispatch(int ctl, const int64_t *c, int n)
 	case OP_TGKILL:
 		r = S3(SYS_tgkill, a[0], a[1], a[2]);
 		break;
+	case OP_SIGNAL:
 	case OP_SIGACTION:
 		r = do_sigaction(a[0], a[1], a[2]);
 		break;
@@ -582,6 +544,7 @@ static void dispatch(int ctl, const int64_t *c, int n)
 		r = S3(SYS_semget, a[0], a[1], a[2]);
 		break;
 	case OP_SEMOP:
+	case OP_SEMTIMEDOP:
 		r = do_semop(a, n - 1);
 		break;
 	case OP_SEMCTL:

@@ -86,3 +86,47 @@ func TestCorpusAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
 	}
 	e.settle()
 }
+
+// complete_signal and prepare_signal judge a signal sent to a process by
+// the task it was sent to, not by the thread that takes it: with the
+// untraced leader gone, a fatal SIGTERM kills the process through its
+// traced thread, a SIGQUIT (which dumps core) stops that thread for its
+// tracer, and an ignored SIGCHLD is dropped (corpus g41, g42, g43).
+func TestCorpusSignalJudgedByAddressee_G1_D6(t *testing.T) {
+	for _, c := range []struct {
+		sig  unix.Signal
+		want unix.WaitStatus // the traced thread's report; 0: none
+	}{
+		{unix.SIGTERM, killed(unix.SIGTERM)},
+		{unix.SIGQUIT, unix.WaitStatus(unix.SIGQUIT)<<8 | 0x7f},
+		{unix.SIGCHLD, 0},
+	} {
+		e := newLCEnv(t, Config{})
+		p := e.fork(e.init)
+		th := e.thread(p)
+		if err := e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.exit(p, 0)
+		if err := e.init.Kill(p.Gettid(), int(c.sig)); err != nil {
+			t.Fatal(err)
+		}
+		e.check()
+		if c.want == 0 {
+			e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
+		} else {
+			e.reap(e.init, -1, unix.WNOHANG|unix.WALL, th.Gettid(), c.want)
+		}
+		if c.sig == unix.SIGTERM {
+			e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p.Gettid(), killed(unix.SIGTERM))
+		}
+		_ = e.init.Kill(p.Gettid(), int(unix.SIGKILL)) // ESRCH once reaped
+		e.check()
+		for {
+			if _, err := e.wait4(e.init, -1, unix.WALL); err != nil {
+				break
+			}
+		}
+		e.settle()
+	}
+}

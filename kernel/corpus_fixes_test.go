@@ -130,3 +130,40 @@ func TestCorpusSignalJudgedByAddressee_G1_D6(t *testing.T) {
 		e.settle()
 	}
 }
+
+// A stopped thread dequeues nothing: a signal a tracee kept for its tracer
+// stays queued when the tracer's exit detaches it and the SIGSTOP of its
+// attach stop stops its process, and a new tracer that seizes and resumes
+// it sees the signal as a signal-delivery stop (corpus d149).
+func TestCorpusStoppedTraceeKeepsSignal_D9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	tracer := e.fork(e.init)
+	p := e.fork(tracer)
+	if err := tracer.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.init.Tgkill(p.Gettid(), p.Gettid(), int(unix.SIGTSTP)); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(tracer, 0)
+	e.reap(e.init, tracer.Gettid(), 0, tracer.Gettid(), exited(0))
+	e.check()
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	stopped := func(sig unix.Signal) unix.WaitStatus { return unix.WaitStatus(sig)<<8 | 0x7f }
+	// The seize's PTRACE_EVENT_STOP trap of the stopped process.
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(),
+		stopped(unix.SIGSTOP)|unix.WaitStatus(ptraceEventStop)<<16)
+	if err := e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGTSTP))
+	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+		t.Fatal(err)
+	}
+	e.reap(e.init, p.Gettid(), unix.WALL, p.Gettid(), killed(unix.SIGKILL))
+	e.settle()
+}

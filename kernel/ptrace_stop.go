@@ -53,10 +53,12 @@ func (t *Task) nextTraceEventLocked() {
 			tg.participateLocked() // it stops with its process, untraced
 		}
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
-		if tg.stopPending != 0 {
+		if tg.stopPending != 0 || tg.stopped {
 			// A stop signal its tracer passed on is being acted on:
 			// do_signal_stop runs before get_signal dequeues the next
-			// signal, so the kept ones wait for it (doSignalStop).
+			// signal, so the kept ones wait for it (doSignalStop). A
+			// stopped thread dequeues nothing: they stay queued until
+			// a SIGCONT, or a tracer that attaches, lets it run.
 			return
 		}
 		for sig := t.dequeueTraceSignalLocked(); sig != 0; sig = t.dequeueTraceSignalLocked() {

@@ -182,7 +182,6 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	switch {
 	case sig == int(unix.SIGCONT):
 		tg.continueLocked(b)
-		tg.flushTracedLocked(stopSignals)
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
 	}

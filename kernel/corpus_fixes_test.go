@@ -122,11 +122,7 @@ func TestCorpusSignalJudgedByAddressee_G1_D6(t *testing.T) {
 		}
 		_ = e.init.Kill(p.Gettid(), int(unix.SIGKILL)) // ESRCH once reaped
 		e.check()
-		for {
-			if _, err := e.wait4(e.init, -1, unix.WALL); err != nil {
-				break
-			}
-		}
+		e.reapAll(e.init)
 		e.settle()
 	}
 }
@@ -166,4 +162,52 @@ func TestCorpusStoppedTraceeKeepsSignal_D9(t *testing.T) {
 	}
 	e.reap(e.init, p.Gettid(), unix.WALL, p.Gettid(), killed(unix.SIGKILL))
 	e.settle()
+}
+
+// do_wait scans again whenever its sleep ends and returns -ERESTARTSYS
+// only when the scan finds nothing: a child whose exit signal stops the
+// waiting parent (here SIGSTOP; for a tracee, any signal) is reaped
+// before the parent stops (corpus c45, d150).
+func TestCorpusWaitReapsBeforeStopping_C7(t *testing.T) {
+	for _, traced := range []bool{false, true} {
+		e := newLCEnv(t, Config{})
+		p := e.fork(e.init)
+		sig := unix.SIGSTOP
+		if traced {
+			if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			sig = unix.SIGCHLD
+		}
+		c := e.clone(p, 0, sig)
+		cpid := c.Gettid()
+		out := e.blockedWait(p, -1, unix.WALL)
+		e.exit(c, 3)
+		// The call has its answer; the model's caller sees it return
+		// while the thread is stopped, where Linux's stops on its way
+		// back to user space.
+		if o := e.result(out); o.err != nil || o.r.Pid != cpid || o.r.Status != exited(3) {
+			t.Fatalf("traced %v: wait = {pid %d status %#x}, %v; want {pid %d status %#x}",
+				traced, o.r.Pid, uint32(o.r.Status), o.err, cpid, uint32(exited(3)))
+		}
+		e.check()
+		if !p.Stopped() {
+			t.Fatalf("traced %v: the parent did not stop", traced)
+		}
+		errIs(t, "kill(0) of the child while its parent is stopped", e.init.Kill(cpid, 0), unix.ESRCH)
+		if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+			t.Fatal(err)
+		}
+		e.reapAll(e.init)
+		e.settle()
+	}
+}
+
+// reapAll reaps p's children until none is left.
+func (e *lcEnv) reapAll(p *Task) {
+	for {
+		if _, err := e.wait4(p, -1, unix.WALL); err != nil {
+			return
+		}
+	}
 }

@@ -134,6 +134,11 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 	}()
 	sig := 0            // an interrupting signal taken and not yet acted on
 	outForStop := false // the call left to stop and has not restarted
+	// woken marks a sleep just ended by a signal: do_wait scans again
+	// before it returns -ERESTARTSYS, so a child ready by then (the one
+	// whose exit sent the signal) is reported before get_signal stops the
+	// thread.
+	woken := false
 	for {
 		if !sel.all && !sel.exists() {
 			return WaitResult{}, unix.ECHILD // C4
@@ -148,7 +153,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			p.Unlock(plan.WaitScan)
 			return WaitResult{}, unix.EINTR
 		}
-		if resume := t.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil && !woken {
 			// A stopped process makes no progress until continued.
 			tg.mu.Unlock()
 			p.Unlock(plan.WaitScan)
@@ -225,6 +230,13 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0
 		}
+		if woken {
+			// The restart, after the stop the signal may have begun.
+			woken = false
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
+			continue
+		}
 		if w == nil {
 			w = &childWait{t: t, sel: sel, opts: opts}
 		}
@@ -235,7 +247,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		if err != nil {
 			return WaitResult{}, err
 		}
-		sig = s
+		sig, woken = s, s != 0
 	}
 }
 

@@ -42,6 +42,7 @@ func TestGeneratedFilesAvoidRaces(t *testing.T) {
 		for seed := range uint64(200) {
 			src, _ := Generate(area, seed)
 			checkNoRaces(t, fmt.Sprintf("%s-%d", area, seed), src)
+			checkOneForker(t, fmt.Sprintf("%s-%d", area, seed), src)
 		}
 	}
 }
@@ -74,6 +75,44 @@ func checkNoRaces(t *testing.T, name, src string) {
 			if strings.Contains(l, bad) {
 				t.Fatalf("%s:%d: %q", name, i+1, l)
 			}
+		}
+	}
+}
+
+// checkOneForker checks that only one thread of a process has children, so a process's death
+// hands them on in one order: Linux does not order its threads' exits, each of which passes its
+// own children on. It reads who creates what off the text: a thread joins its creator's
+// process, and an exec leaves the execing thread alone in it, with every child of the process.
+func checkOneForker(t *testing.T, name, src string) {
+	t.Helper()
+	procOf := map[string]string{"init": "init"} // task -> its process's first name
+	parentOf := map[string]string{}             // process -> its parent thread
+	forker := map[string]string{}               // process -> the thread whose children it has
+	for i, l := range strings.Split(src, "\n") {
+		bound, call, ok := strings.Cut(l, " = ")
+		if !ok {
+			if actor, ok := strings.CutSuffix(strings.TrimSuffix(l, " &"), ".execve()"); ok &&
+				forker[procOf[actor]] != "" {
+				forker[procOf[actor]] = actor
+			}
+			continue
+		}
+		actor, rest, _ := strings.Cut(call, ".")
+		switch {
+		case strings.Contains(rest, "CLONE_THREAD"):
+			procOf[bound] = procOf[actor]
+		case strings.HasPrefix(rest, "fork(") || strings.HasPrefix(rest, "clone("):
+			procOf[bound] = bound
+			parent := actor
+			if strings.Contains(rest, "CLONE_PARENT") {
+				parent = parentOf[procOf[actor]]
+			}
+			parentOf[bound] = parent
+			if f := forker[procOf[parent]]; f != "" && f != parent {
+				t.Fatalf("%s:%d: %s has a child, and %s, another thread of its process, has one too",
+					name, i+1, parent, f)
+			}
+			forker[procOf[parent]] = parent
 		}
 	}
 }

@@ -47,7 +47,7 @@ func mvFork(g *gen) {
 	if !g.room() {
 		return
 	}
-	p := g.actor(nil)
+	p := g.actor(mayParent)
 	if p == nil {
 		return
 	}
@@ -56,7 +56,7 @@ func mvFork(g *gen) {
 	switch {
 	case g.chance(60):
 		call = "fork()"
-	case g.chance(15) && p.name != "init":
+	case g.chance(15) && p.name != "init" && mayParent(p.proc.parent):
 		call = "clone(CLONE_PARENT, SIGCHLD)"
 	case g.chance(15):
 		call = "clone(CLONE_SYSVSEM, SIGCHLD)"
@@ -69,10 +69,15 @@ func mvFork(g *gen) {
 	if strings.HasPrefix(call, "clone(CLONE_PARENT") {
 		parent = p.proc.parent
 	}
+	parent.proc.forker = parent
 	c.proc = &proc{leader: c, threads: []*task{c}, parent: parent, pgrp: p.proc.pgrp}
 	g.tasks = append(g.tasks, c)
 	g.traceEvent(p, c)
 }
+
+// mayParent reports whether thread t may have a child: it is the only thread of its process
+// that has any (proc.forker).
+func mayParent(t *task) bool { return t.proc.forker == nil || t.proc.forker == t }
 
 func mvThread(g *gen) {
 	if !g.room() {

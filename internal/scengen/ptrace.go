@@ -152,6 +152,9 @@ func mvExec(g *gen) {
 	if t.proc.leader != t {
 		t.proc.leader = t
 	}
+	if t.proc.forker != nil {
+		t.proc.forker = t // the other threads' children pass to it as they die
+	}
 	t.proc.threads = []*task{t}
 	if t.tracer != nil {
 		t.held = true

@@ -42,7 +42,7 @@ func TestGeneratedFilesAvoidRaces(t *testing.T) {
 		for seed := range uint64(200) {
 			src, _ := Generate(area, seed)
 			checkNoRaces(t, fmt.Sprintf("%s-%d", area, seed), src)
-			checkOneForker(t, fmt.Sprintf("%s-%d", area, seed), src)
+			checkProcessRules(t, fmt.Sprintf("%s-%d", area, seed), src)
 		}
 	}
 }
@@ -79,21 +79,40 @@ func checkNoRaces(t *testing.T, name, src string) {
 	}
 }
 
-// checkOneForker checks that only one thread of a process has children, so a process's death
-// hands them on in one order: Linux does not order its threads' exits, each of which passes its
-// own children on. It reads who creates what off the text: a thread joins its creator's
-// process, and an exec leaves the execing thread alone in it, with every child of the process.
-func checkOneForker(t *testing.T, name, src string) {
+// checkProcessRules checks two rules about processes that the text shows. Only one thread of a
+// process has children, so a process's death hands them on in one order: Linux does not order
+// its threads' exits, each of which passes its own children on. No task is attached while a
+// thread of its process has an exec in flight, which the attach would wait for, and whose
+// death by a signal the attach races with. It reads who creates what off the text: a thread
+// joins its creator's process, and an exec leaves the execing thread alone in it, with every
+// child of the process.
+func checkProcessRules(t *testing.T, name, src string) {
 	t.Helper()
 	procOf := map[string]string{"init": "init"} // task -> its process's first name
 	parentOf := map[string]string{}             // process -> its parent thread
 	forker := map[string]string{}               // process -> the thread whose children it has
+	execing := map[string]string{}              // process -> its thread with an exec in flight
 	for i, l := range strings.Split(src, "\n") {
+		if actor, ok := strings.CutPrefix(l, "join "); ok && execing[procOf[actor]] == actor {
+			delete(execing, procOf[actor])
+		}
+		if _, rest, ok := strings.Cut(l, ".ptrace(PTRACE_"); ok && (strings.HasPrefix(rest, "ATTACH, ") ||
+			strings.HasPrefix(rest, "SEIZE, ")) {
+			_, target, _ := strings.Cut(rest, ", ")
+			target, _, _ = strings.Cut(strings.TrimSuffix(target, ")"), ",")
+			if e := execing[procOf[target]]; e != "" {
+				t.Fatalf("%s:%d: %s is attached while %s, a thread of its process, execs", name, i+1, target, e)
+			}
+		}
 		bound, call, ok := strings.Cut(l, " = ")
 		if !ok {
-			if actor, ok := strings.CutSuffix(strings.TrimSuffix(l, " &"), ".execve()"); ok &&
-				forker[procOf[actor]] != "" {
-				forker[procOf[actor]] = actor
+			if actor, ok := strings.CutSuffix(strings.TrimSuffix(l, " &"), ".execve()"); ok {
+				if forker[procOf[actor]] != "" {
+					forker[procOf[actor]] = actor
+				}
+				if strings.HasSuffix(l, " &") {
+					execing[procOf[actor]] = actor
+				}
 			}
 			continue
 		}

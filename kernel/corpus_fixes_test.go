@@ -211,3 +211,27 @@ func (e *lcEnv) reapAll(p *Task) {
 		}
 	}
 }
+
+// A thread an exec kills out of a signal-delivery stop requeues a signal
+// its tracer has not collected (ptrace_signal); from the process's queue
+// the exec'ing thread takes it after the exec, with the new image's
+// default action (corpus x20).
+func TestCorpusExecTakesKilledTraceeSignal_D6(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	pid := p.Gettid()
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, pid, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	th := e.thread(p)
+	if err := e.init.Kill(pid, int(unix.SIGUSR1)); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	if err := th.Execve(); err != nil {
+		t.Fatalf("execve: %v", err)
+	}
+	e.check()
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, pid, killed(unix.SIGUSR1))
+	e.settle()
+}

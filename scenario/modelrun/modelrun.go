@@ -234,10 +234,11 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	}
 	<-bg.done
 	delete(b.bg, actor)
-	if !bg.refused {
+	if !bg.refused && bg.res.Kind != scenario.ResultDone {
 		// The exec, if this was one, has returned: the name stands for
 		// the pid the thread took, as the kernel runner learns from the
-		// reply. A refused call tells the kernel runner nothing.
+		// reply. A refused call, or one its task died in, tells the
+		// kernel runner nothing.
 		b.mu.Lock() // for execing
 		delete(b.execing, actor)
 		b.mu.Unlock()

@@ -235,3 +235,34 @@ func TestCorpusExecTakesKilledTraceeSignal_D6(t *testing.T) {
 	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, pid, killed(unix.SIGUSR1))
 	e.settle()
 }
+
+// An exec that waits for a tracer to reap a killed sibling has let the
+// exits its other killed siblings started run: a tracee of one of them,
+// seized with PTRACE_O_EXITKILL, is dead while the exec still waits
+// (corpus x21).
+func TestCorpusExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
+	e := newLCEnv(t, Config{})
+	p := e.fork(e.init)
+	tracer := e.thread(p)
+	victim := e.fork(e.init)
+	held := e.thread(p)
+	if err := tracer.Ptrace(unix.PTRACE_SEIZE, victim.Gettid(), 0, unix.PTRACE_O_EXITKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, held.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Execve() }()
+	e.eventually("the exec waits for the tracer", func() bool { return p.Sleeping() && e.k.Quiescent() })
+	e.reap(e.init, victim.Gettid(), unix.WNOHANG|unix.WALL, victim.Gettid(), killed(unix.SIGKILL))
+	e.reap(e.init, held.Gettid(), unix.WALL, held.Gettid(), exited(0))
+	if err := <-done; err != nil {
+		t.Fatalf("execve: %v", err)
+	}
+	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+		t.Fatal(err)
+	}
+	e.reapAll(e.init)
+	e.settle()
+}

@@ -76,7 +76,7 @@ func (t *Task) Execve() error {
 	var q exitQueue
 	defer q.run(t.k)
 	t.k.finishExits(victims, &q)
-	old, err := t.deThread()
+	old, err := t.deThread(&q)
 	if err != nil {
 		return err
 	}
@@ -176,8 +176,10 @@ func (tg *ThreadGroup) resetExitSignal() {
 //
 // A sibling that is traced is released only once its tracer's wait has
 // reaped it, so the exec sleeps until then: killably, and visibly to
-// Sleeping, as the exec cannot go on before the tracer acts.
-func (t *Task) deThread() (*Task, error) {
+// Sleeping, as the exec cannot go on before the tracer acts. The exits
+// the siblings' exits started (q) run before it sleeps, as on Linux,
+// where the killed siblings have finished exiting by then.
+func (t *Task) deThread(q *exitQueue) (*Task, error) {
 	tg := t.tg
 	// Only exec can change the leader, and t's exec holds execTask: a
 	// non-leader takes the leader's place in a table section (the swap
@@ -210,6 +212,7 @@ func (t *Task) deThread() (*Task, error) {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
 			p.Unlock(site)
+			q.run(t.k)
 			t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
 			sleepUntil(wake, dying)
 			t.sleepingOn.Store(nil)

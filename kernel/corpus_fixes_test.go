@@ -266,3 +266,35 @@ func TestCorpusExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
 	e.reapAll(e.init)
 	e.settle()
 }
+
+// wait_consider_task reports a child's ptrace stop before its continue:
+// a continued child its parent then attaches is reported stopped first,
+// by a wait for its pid and by one for any child (corpus c46).
+func TestCorpusTracedChildStopBeforeContinue_C10(t *testing.T) {
+	for _, anyChild := range []bool{false, true} {
+		e := newLCEnv(t, Config{})
+		c := e.fork(e.init)
+		pid := c.Gettid()
+		for _, sig := range []unix.Signal{unix.SIGSTOP, unix.SIGCONT} {
+			if err := e.init.Kill(pid, int(sig)); err != nil {
+				t.Fatal(err)
+			}
+			e.check()
+		}
+		if err := e.init.Ptrace(unix.PTRACE_ATTACH, pid, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.check()
+		sel := pid
+		if anyChild {
+			sel = -1
+		}
+		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, 0xffff)
+		if err := e.init.Kill(pid, int(unix.SIGKILL)); err != nil {
+			t.Fatal(err)
+		}
+		e.reapAll(e.init)
+		e.settle()
+	}
+}

@@ -326,16 +326,27 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 	tg := t.tg
 	if !sel.all && !sel.pgrp {
 		c, exited := t.readyChildLocked(sel, opts)
-		if c == nil {
+		if c == nil || !exited {
+			// wait_consider_task looks at a ptrace stop
+			// (wait_task_stopped) before a continue: a child traced
+			// from the waiter's process reports the stop first.
 			tracee = t.readyTraceeLocked(sel.pid.publishedTask(), opts)
+			if c != nil && tracee != nil && tracee.traceReport == 0 {
+				tracee = nil
+			}
+			if tracee != nil {
+				c = nil
+			}
 		}
 		return c, exited, tracee
 	}
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
+		// A child's ptrace stop comes before its own continue, as for a
+		// wait for its pid.
 		if tc := t.firstTrappedChildOfThreadLocked(th, sel, opts); tc != nil &&
-			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd < j.sibOrd) {
+			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd <= j.sibOrd) {
 			return nil, false, tc
 		}
 		switch {

@@ -135,3 +135,30 @@ func checkProcessRules(t *testing.T, name, src string) {
 		}
 	}
 }
+
+// No signal goes where its death could come back to the sender while the sender's call returns:
+// to the sender's own process while one of its threads is traced, or to a process that traces
+// one of the sender's threads (PTRACE_O_EXITKILL).
+func TestKillAvoidsRacesWithSender(t *testing.T) {
+	for seed := range uint64(2000) {
+		g := newGen(seed)
+		mk := func(name string) *task {
+			c := &task{name: name}
+			c.proc = &proc{leader: c, threads: []*task{c}, parent: g.init(), pgrp: name}
+			g.tasks = append(g.tasks, c)
+			return c
+		}
+		a, b := mk("A"), mk("B")
+		ta := &task{name: "TA", proc: a.proc, tracer: b}
+		a.proc.threads = append(a.proc.threads, ta)
+		g.tasks = append(g.tasks, ta)
+		mvKill(g)
+		for _, l := range g.lines {
+			for _, bad := range []string{"kill(B,", "kill(-B,", "kill(A,", "kill(-A,", "tgkill(B,", "tgkill(A,"} {
+				if strings.HasPrefix(l, "A.") && strings.Contains(l, bad) {
+					t.Fatalf("seed %d: %q: the signal could kill A while its call returns", seed, l)
+				}
+			}
+		}
+	}
+}

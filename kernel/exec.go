@@ -55,7 +55,7 @@ func (t *Task) Execve() error {
 			tg.mu.Unlock()
 			return unix.EAGAIN
 		}
-		tg.execTask = t
+		tg.execTask, tg.execRequeued = t, 0
 		t.inKernel = true // until the exec returns
 		// zap_other_threads: the siblings exit with status 0, as
 		// do_group_exit makes them while group_exec_task is set.
@@ -76,7 +76,7 @@ func (t *Task) Execve() error {
 	var q exitQueue
 	defer q.run(t.k)
 	t.k.finishExits(victims, &q)
-	old, err := t.deThread()
+	old, err := t.deThread(&q)
 	if err != nil {
 		return err
 	}
@@ -90,9 +90,33 @@ func (t *Task) Execve() error {
 	}
 	t.releaseVforkParent() // exec_mm_release
 	t.tg.dropMM()          // exec_mmap: a private address space
+	t.takeRequeuedSignals(&q)
 	t.execTrap()
 	t.leaveKernel()
 	return nil
+}
+
+// takeRequeuedSignals acts on the signals that the threads the exec killed
+// put back on the process's queue (requeueStopSignalLocked): the exec'ing
+// thread, the only one left, dequeues them with the new image's handlers,
+// after its PTRACE_EVENT_EXEC stop if it is traced. Exits a fatal one
+// starts join q.
+func (t *Task) takeRequeuedSignals(q *exitQueue) {
+	tg := t.tg
+	var b exitBatch
+	// The process lock guards the queue and orders the delivery against
+	// other signals.
+	tg.mu.Lock()
+	for pending := tg.execRequeued; pending != 0; {
+		sig := nextSignal(pending)
+		pending &^= sigBit(sig)
+		// Queued past an init's send-time filter, as a tracee's signals
+		// are: get_signal lets only SIGKILL and SIGSTOP act on an init.
+		tg.sendSignalToLocked(t, true, sig, true, &b)
+	}
+	tg.execRequeued = 0
+	tg.mu.Unlock()
+	q.push(b)
 }
 
 // execTrap is exec's ptrace_event(PTRACE_EVENT_EXEC): a tracee with
@@ -152,8 +176,10 @@ func (tg *ThreadGroup) resetExitSignal() {
 //
 // A sibling that is traced is released only once its tracer's wait has
 // reaped it, so the exec sleeps until then: killably, and visibly to
-// Sleeping, as the exec cannot go on before the tracer acts.
-func (t *Task) deThread() (*Task, error) {
+// Sleeping, as the exec cannot go on before the tracer acts. The exits
+// the siblings' exits started (q) run before it sleeps, as on Linux,
+// where the killed siblings have finished exiting by then.
+func (t *Task) deThread(q *exitQueue) (*Task, error) {
 	tg := t.tg
 	// Only exec can change the leader, and t's exec holds execTask: a
 	// non-leader takes the leader's place in a table section (the swap
@@ -186,6 +212,7 @@ func (t *Task) deThread() (*Task, error) {
 			dying := t.dyingChanLocked()
 			tg.mu.Unlock()
 			p.Unlock(site)
+			q.run(t.k)
 			t.sleepingOn.Store(&sleep{wake: wake, dying: dying})
 			sleepUntil(wake, dying)
 			t.sleepingOn.Store(nil)

@@ -227,6 +227,7 @@ func (t *Task) holdExitForTracer() bool {
 	if t.tracer.Load() != tracer {
 		return false
 	}
+	t.requeueStopSignalLocked()
 	if t.ptraceOptions&unix.PTRACE_O_TRACEEXIT == 0 {
 		t.traceReport = 0
 		return false
@@ -235,6 +236,25 @@ func (t *Task) holdExitForTracer() bool {
 	t.traceStop, t.traceStopSignal = int32(unix.SIGTRAP)|unix.PTRACE_EVENT_EXIT<<8, false
 	tracer.tg.reportTraceStopLocked(t, t.traceStop)
 	return true
+}
+
+// requeueStopSignalLocked is ptrace_signal's requeue for a thread an exec
+// kills out of a signal-delivery stop: the signal, unless the tracer's
+// wait collected it (which zeroes exit_code), goes back to the queue it
+// came from since a fatal signal is pending. One from the thread's own
+// queue dies with it; one from the process's waits for the exec'ing
+// thread (execRequeued). A group exit drops it (prepare_signal).
+//
+// Preconditions: t.tracer.tg.mu and t.tg.mu are held; t is exiting.
+//
+// +checklocksignore: the tracer's lock guards traceReport, which
+// checklocks cannot tie to t.
+func (t *Task) requeueStopSignalLocked() {
+	tg := t.tg
+	if tg.execTask != nil && !tg.groupExiting && t.traceStop != 0 && t.traceStopSignal &&
+		t.traceStopShared && t.traceReport != 0 {
+		tg.execRequeued |= sigBit(int(t.traceStop))
+	}
 }
 
 // releaseExitLocked lets a thread held at PTRACE_EVENT_EXIT finish its

@@ -53,13 +53,15 @@ func (t *Task) nextTraceEventLocked() {
 			tg.participateLocked() // it stops with its process, untraced
 		}
 		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
-		if tg.stopPending != 0 {
+		if tg.stopPending != 0 || tg.stopped {
 			// A stop signal its tracer passed on is being acted on:
 			// do_signal_stop runs before get_signal dequeues the next
-			// signal, so the kept ones wait for it (doSignalStop).
+			// signal, so the kept ones wait for it (doSignalStop). A
+			// stopped thread dequeues nothing: they stay queued until
+			// a SIGCONT, or a tracer that attaches, lets it run.
 			return
 		}
-		for sig := t.dequeueTraceSignalLocked(); sig != 0; sig = t.dequeueTraceSignalLocked() {
+		for sig, _ := t.dequeueTraceSignalLocked(); sig != 0; sig, _ = t.dequeueTraceSignalLocked() {
 			// Queued past an init's send-time filter (a tracee's
 			// signals all are), SIGKILL and SIGSTOP act on it; the
 			// others get_signal skips.
@@ -83,22 +85,23 @@ func (t *Task) owesTraceStopLocked() bool {
 
 // dequeueTraceSignalLocked takes the next signal the thread keeps for its
 // tracer, in dequeue_signal's order: its private queue first, then its
-// process's shared one, each in next_signal's order; 0 if none.
+// process's shared one, each in next_signal's order; 0 if none. shared
+// tells which queue it came from.
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) dequeueTraceSignalLocked() int {
+func (t *Task) dequeueTraceSignalLocked() (sig int, shared bool) {
 	queue := &t.tracePending
 	if *queue == 0 {
-		queue = &t.traceShared
+		queue, shared = &t.traceShared, true
 	}
 	if *queue == 0 {
-		return 0
+		return 0, false
 	}
-	sig := nextSignal(*queue)
+	sig = nextSignal(*queue)
 	*queue &^= sigBit(sig)
-	return sig
+	return sig, shared
 }
 
 // ptraceStop takes the stop a traced thread owes, with its tracer's lock.
@@ -160,7 +163,8 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		t.trapOwed, t.notifyOwed = false, false
 		code = t.eventStopCodeLocked()
 	case t.tracePending|t.traceShared != 0:
-		code, signal = int32(t.dequeueTraceSignalLocked()), true
+		sig, shared := t.dequeueTraceSignalLocked()
+		code, signal, t.traceStopShared = int32(sig), true, shared
 		t.stopDequeued = true
 	default:
 		return

@@ -183,9 +183,12 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	switch {
 	case sig == int(unix.SIGCONT):
 		tg.continueLocked(b)
-		tg.flushTracedLocked(stopSignals)
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
+	}
+	addressee := target
+	if addressee == nil {
+		addressee = tg.leader.Load()
 	}
 	if shared {
 		// complete_signal runs after prepare_signal: a SIGCONT has
@@ -193,9 +196,22 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		target = tg.completeSignalTargetLocked(target)
 	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
-		// A traced thread stops for every signal but SIGKILL, whatever
-		// its disposition (sig_ignored, ptrace_signal): its tracer
-		// decides.
+		// prepare_signal (sig_ignored) and complete_signal judge by the
+		// thread the signal was sent through, not by the one that takes
+		// it: an untraced addressee drops what its process ignores, and
+		// a fatal signal that dumps no core takes the whole process down
+		// at once, through a traced thread too, once a thread wants it.
+		if addressee.tracer.Load() == nil {
+			switch action := tg.signalActionLocked(sig, force); {
+			case action == sigIgnored:
+				return
+			case action == sigKills && shared && target != nil && !sigDefaultCoredumps(sig):
+				tg.killLocked(tg.fatalStatus(sig), b)
+				return
+			}
+		}
+		// A traced thread stops for every other signal but SIGKILL,
+		// whatever its disposition (ptrace_signal): its tracer decides.
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
 			tg.traceThreadSignalLocked(taker, sig, shared)
@@ -203,6 +219,44 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		}
 	}
 	tg.actOnSignalToLocked(target, sig, force, b)
+}
+
+// signalAction is what a process does with a signal it takes.
+type signalAction int
+
+const (
+	sigIgnored signalAction = iota // dropped (sig_task_ignored)
+	sigHandled                     // a handler runs
+	sigStops                       // the default action stops the process
+	sigKills                       // the default action kills it
+)
+
+// signalActionLocked is tg's action for sig: its disposition, or the
+// default one (SIGKILL and SIGSTOP cannot be caught), where a namespace
+// init ignores what it does not handle unless an ancestor namespace
+// (force) sends SIGKILL or SIGSTOP.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) signalActionLocked(sig int, force bool) signalAction {
+	act := tg.sighand.Load().action(sig)
+	if sigKernelOnly(sig) {
+		act = SigAction{}
+	}
+	switch {
+	case tg.unkillable && act.Handler == SigDfl && !(force && sigKernelOnly(sig)):
+		return sigIgnored // sig_task_ignored
+	case act.Handler == SigIgn:
+		return sigIgnored
+	case act.Handler != SigDfl:
+		return sigHandled
+	case sigDefaultIgnored(sig):
+		return sigIgnored
+	case sigDefaultStops(sig):
+		return sigStops
+	}
+	return sigKills
 }
 
 // traceThreadSignalLocked is traceSignalLocked for thread t of tg.
@@ -234,27 +288,20 @@ func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
-	act := tg.sighand.Load().action(sig)
-	if sigKernelOnly(sig) {
-		act = SigAction{}
-	}
-	switch {
-	case tg.unkillable && act.Handler == SigDfl && !(force && sigKernelOnly(sig)):
-		return // sig_task_ignored: inits ignore what they do not handle
-	case act.Handler == SigIgn:
+	switch tg.signalActionLocked(sig, force) {
+	case sigIgnored:
 		return
-	case act.Handler != SigDfl:
+	case sigHandled:
 		tg.wakeSignalTargetLocked(target, sig)
 		return
-	case sigDefaultIgnored(sig):
-		return
-	case sigDefaultStops(sig):
+	case sigStops:
 		if !tg.stopped {
 			tg.wakeSignalTargetLocked(target, sig)
 		}
 		tg.queueStopLocked(sig)
 		return
-	case tg.stopped && sig != int(unix.SIGKILL):
+	}
+	if tg.stopped && sig != int(unix.SIGKILL) {
 		tg.pendingSigs |= sigBit(sig) // wants_signal: a stopped process takes it when continued
 		return
 	}

@@ -71,8 +71,8 @@ func (tg *ThreadGroup) doSignalStop() {
 }
 
 // actOnKeptSignalsLocked acts on the signals that untraced threads kept
-// from their tracers while a stop was pending (nextTraceEventLocked): a
-// fatal one waits, with the process stopped, for SIGCONT.
+// from their tracers while a stop was pending or the process was stopped
+// (nextTraceEventLocked); while it is stopped they stay queued.
 //
 // Preconditions: tg.mu is held; no stop is pending.
 //
@@ -152,12 +152,14 @@ func (tg *ThreadGroup) participateLocked() {
 	}
 }
 
-// continueLocked is prepare_signal's SIGCONT: pending stops are dropped,
-// no thread owes a group stop any more, a seized thread owes its tracer a
-// PTRACE_EVENT_STOP trap (ptrace_trap_notify, which interrupts a sleep it
-// is in; one listening in such a trap takes it at once), and a stopped process runs
-// again, owes its parent a continue report, and then acts on the fatal
-// signals it was sent while stopped, in next_signal's order.
+// continueLocked is prepare_signal's SIGCONT: pending stops and the stop
+// signals still queued are dropped, no thread owes a group stop any more,
+// a seized thread owes its tracer a PTRACE_EVENT_STOP trap
+// (ptrace_trap_notify, which interrupts a sleep it is in; one listening in
+// such a trap takes it at once), and a stopped process runs again, owes
+// its parent a continue report, and then acts on the signals its threads
+// kept from a former tracer and on the fatal signals it was sent while
+// stopped, in next_signal's order.
 //
 // Preconditions: tg.mu is held; the process is not exiting.
 //
@@ -165,6 +167,7 @@ func (tg *ThreadGroup) participateLocked() {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending, tg.stopWaiting = 0, 0
+	tg.flushTracedLocked(stopSignals)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
@@ -190,6 +193,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.continued.Store(true)
 	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
+	tg.actOnKeptSignalsLocked()
 	pending := tg.pendingSigs
 	tg.pendingSigs = 0
 	for pending != 0 {

@@ -159,6 +159,10 @@ type Task struct {
 	ptraceSeized bool
 	// +checklocks:tg.mu
 	traceStopSignal bool
+	// traceStopShared marks a signal-delivery stop for a signal taken
+	// from the process's queue rather than the thread's own.
+	// +checklocks:tg.mu
+	traceStopShared bool
 	// +checklocks:tg.mu
 	listening bool
 	// +checklocks:tg.mu
@@ -341,6 +345,11 @@ type ThreadGroup struct {
 	execTask *Task
 	// +checklocks:mu
 	execWait chan struct{}
+	// execRequeued holds the signals (bit sig-1) that threads the exec
+	// killed out of signal-delivery stops put back on the process's
+	// queue; the exec'ing thread takes them once the exec is done.
+	// +checklocks:mu
+	execRequeued uint64
 	// credGuardFree, when not nil, is closed when the exec in progress
 	// ends (the release of signal->cred_guard_mutex), for attaches that
 	// wait for it.

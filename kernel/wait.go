@@ -135,6 +135,11 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 	}()
 	sig := 0            // an interrupting signal taken and not yet acted on
 	outForStop := false // the call left to stop and has not restarted
+	// woken marks a sleep just ended by a signal: do_wait scans again
+	// before it returns -ERESTARTSYS, so a child ready by then (the one
+	// whose exit sent the signal) is reported before get_signal stops the
+	// thread.
+	woken := false
 	for {
 		if !sel.all && !sel.exists() {
 			return WaitResult{}, unix.ECHILD // C4
@@ -149,7 +154,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			p.Unlock(plan.WaitScan)
 			return WaitResult{}, unix.EINTR
 		}
-		if resume := t.stopWaitLocked(); resume != nil {
+		if resume := t.stopWaitLocked(); resume != nil && !woken {
 			// A stopped process makes no progress until continued.
 			tg.mu.Unlock()
 			p.Unlock(plan.WaitScan)
@@ -200,6 +205,13 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 			}
 			sig = 0
 		}
+		if woken {
+			// The restart, after the stop the signal may have begun.
+			woken = false
+			tg.mu.Unlock()
+			p.Unlock(plan.WaitScan)
+			continue
+		}
 		if w == nil {
 			w = &childWait{t: t, sel: sel, opts: opts}
 		}
@@ -210,7 +222,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		if err != nil {
 			return WaitResult{}, err
 		}
-		sig = s
+		sig, woken = s, s != 0
 	}
 }
 
@@ -289,16 +301,27 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 	tg := t.tg
 	if !sel.all && !sel.pgrp {
 		c, exited := t.readyChildLocked(sel, opts)
-		if c == nil {
+		if c == nil || !exited {
+			// wait_consider_task looks at a ptrace stop
+			// (wait_task_stopped) before a continue: a child traced
+			// from the waiter's process reports the stop first.
 			tracee = t.readyTraceeLocked(sel.pid.publishedTask(), opts)
+			if c != nil && tracee != nil && tracee.traceReport == 0 {
+				tracee = nil
+			}
+			if tracee != nil {
+				c = nil
+			}
 		}
 		return c, exited, tracee
 	}
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
+		// A child's ptrace stop comes before its own continue, as for a
+		// wait for its pid.
 		if tc := t.firstTrappedChildOfThreadLocked(th, sel, opts); tc != nil &&
-			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd < j.sibOrd) {
+			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd <= j.sibOrd) {
 			return nil, false, tc
 		}
 		switch {

@@ -108,6 +108,10 @@ type proc struct {
 	parent  *task
 	pgrp    string // the name whose pid is the process group id
 	stopped bool   // sent a stop signal, no SIGCONT since
+	// forker is the one thread of the process whose children it has: when a process dies,
+	// each thread's children reach their new parent as that thread exits, in an order the
+	// threads' exits, which Linux does not order, decide.
+	forker *task
 }
 
 func newGen(seed uint64) *gen {

@@ -2,6 +2,7 @@ package scengen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -47,7 +48,7 @@ func mvFork(g *gen) {
 	if !g.room() {
 		return
 	}
-	p := g.actor(nil)
+	p := g.actor(mayParent)
 	if p == nil {
 		return
 	}
@@ -56,7 +57,7 @@ func mvFork(g *gen) {
 	switch {
 	case g.chance(60):
 		call = "fork()"
-	case g.chance(15) && p.name != "init":
+	case g.chance(15) && p.name != "init" && mayParent(p.proc.parent):
 		call = "clone(CLONE_PARENT, SIGCHLD)"
 	case g.chance(15):
 		call = "clone(CLONE_SYSVSEM, SIGCHLD)"
@@ -69,10 +70,15 @@ func mvFork(g *gen) {
 	if strings.HasPrefix(call, "clone(CLONE_PARENT") {
 		parent = p.proc.parent
 	}
+	parent.proc.forker = parent
 	c.proc = &proc{leader: c, threads: []*task{c}, parent: parent, pgrp: p.proc.pgrp}
 	g.tasks = append(g.tasks, c)
 	g.traceEvent(p, c)
 }
+
+// mayParent reports whether thread t may have a child: it is the only thread of its process
+// that has any (proc.forker).
+func mayParent(t *task) bool { return t.proc.forker == nil || t.proc.forker == t }
 
 func mvThread(g *gen) {
 	if !g.room() {
@@ -184,7 +190,8 @@ var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM"
 // signal never goes to the sender's own process: which of its threads takes it, and so whether
 // the sender stops before its call returns, is a race on Linux; nor does a traced task send
 // signals, as the SIGCHLD its child's stop or death sends back may stop it before its call
-// returns, or not.
+// returns, or not. Nor does a signal go where its death could come back to the sender while
+// its call returns (racesWithSender).
 func mvKill(g *gen) {
 	from := g.actor(func(t *task) bool { return t.tracer == nil })
 	to := pick(g, g.live())
@@ -194,12 +201,15 @@ func mvKill(g *gen) {
 	sig := pick(g, killSignals)
 	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
 	switch n := g.rng.IntN(10); {
-	case stop && to.proc == from.proc:
+	case stop && to.proc == from.proc, g.racesWithSender(from.proc, to.proc):
 		return
 	case n < 6:
 		g.emit("%s.kill(%s, %s)", from.name, to.name, sig)
 		g.signalSent(to.proc, sig)
-	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp):
+	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp) &&
+		!slices.ContainsFunc(g.live(), func(o *task) bool {
+			return o.proc.pgrp == to.proc.pgrp && g.racesWithSender(from.proc, o.proc)
+		}):
 		g.emit("%s.kill(-%s, %s)", from.name, to.proc.pgrp, sig)
 		for _, o := range g.live() {
 			if o.proc.leader == o && o.proc.pgrp == to.proc.pgrp {
@@ -358,4 +368,19 @@ func mvPrio(g *gen) {
 		return
 	}
 	g.emit("%s.setpriority(%s, %s, %d)", t.name, which, who, g.rng.IntN(30)-10)
+}
+
+// racesWithSender reports whether a fatal signal to process to could kill process from, the
+// sender's, after the sender's call has returned or before, as the host's scheduling decides:
+// to's death kills from when to traces a thread of from (PTRACE_O_EXITKILL); and a signal to
+// one's own process through a traced thread takes no shortcut to the group exit
+// (complete_signal), so another thread, woken to take it, kills the process while the sender
+// returns.
+func (g *gen) racesWithSender(from, to *proc) bool {
+	for _, t := range from.threads {
+		if !t.gone && t.tracer != nil && (to == from || t.tracer.proc == to) {
+			return true
+		}
+	}
+	return false
 }

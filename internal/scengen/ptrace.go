@@ -9,11 +9,14 @@ var seizeOptions = []string{"0", "0", "PTRACE_O_TRACEEXEC", "PTRACE_O_TRACEEXIT"
 
 // mvAttach makes init or another process trace a task, seized or attached. A tracer is never
 // traced itself: the stop its call causes sends it SIGCHLD, and whether it stops for that
-// before its call returns is a race on Linux.
+// before its call returns is a race on Linux. Nor is a task of a process with an exec in
+// flight attached: the attach waits for the exec (cred_guard_mutex), and when a signal then
+// kills the exec, whether the attach finds the dying task still there is a race too.
 func mvAttach(g *gen) {
 	tracer := g.actor(func(t *task) bool { return t.tracer == nil && (t.name == "init" || g.chance(40)) })
 	target := pick(g, g.live())
-	if tracer == nil || target == nil || target.tracer != nil || target.proc == tracer.proc {
+	if tracer == nil || target == nil || target.tracer != nil || target.proc == tracer.proc ||
+		slices.ContainsFunc(target.proc.threads, func(o *task) bool { return o.bg == "exec" }) {
 		return
 	}
 	if g.chance(25) {
@@ -151,6 +154,9 @@ func mvExec(g *gen) {
 	}
 	if t.proc.leader != t {
 		t.proc.leader = t
+	}
+	if t.proc.forker != nil {
+		t.proc.forker = t // the other threads' children pass to it as they die
 	}
 	t.proc.threads = []*task{t}
 	if t.tracer != nil {

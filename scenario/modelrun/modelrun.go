@@ -77,6 +77,9 @@ type background struct {
 	timed bool
 	// foreground marks a call the scenario joins at once.
 	foreground bool
+	// refused marks a call answered without being made: its task was
+	// stuck or its name stood for no task.
+	refused bool
 }
 
 // New returns a backend whose init is ready, on a model with tasklist's
@@ -160,13 +163,13 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 	case execing:
 		// Its exec never returned, so its name still stands for its old
 		// tid, which the old leader took away: no such task.
-		bg.res = errno(unix.ESRCH)
+		bg.res, bg.refused = errno(unix.ESRCH), true
 		close(bg.done)
 		return
 	case b.stuck[actor] != nil:
 		// The task is still stuck in an earlier call, which keeps it
 		// sleeping: answer here rather than watch it.
-		bg.res = errno(unix.EDEADLK)
+		bg.res, bg.refused = errno(unix.EDEADLK), true
 		close(bg.done)
 		return
 	}
@@ -231,9 +234,15 @@ func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	}
 	<-bg.done
 	delete(b.bg, actor)
-	b.mu.Lock() // for execing
-	delete(b.execing, actor)
-	b.mu.Unlock()
+	if !bg.refused && bg.res.Kind != scenario.ResultDone {
+		// The exec, if this was one, has returned: the name stands for
+		// the pid the thread took, as the kernel runner learns from the
+		// reply. A refused call, or one its task died in, tells the
+		// kernel runner nothing.
+		b.mu.Lock() // for execing
+		delete(b.execing, actor)
+		b.mu.Unlock()
+	}
 	b.settle()
 	return bg.res
 }

@@ -203,3 +203,22 @@ init.getpid() == init
 		t.Fatalf("status %d:\n%s", status, out)
 	}
 }
+
+// A thread whose exec is held at its PTRACE_EVENT_EXEC stop has given its
+// tid to the old leader: its name stands for no task for every later call,
+// as on the kernel runner, which never gets the exec's reply. The refusal
+// of one call does not end it.
+func TestNameOfThreadHeldInExecStaysGone(t *testing.T) {
+	out, errOut, status := runText(t, `A = init.fork()
+T = A.clone(CLONE_THREAD|CLONE_SIGHAND|CLONE_VM)
+init.ptrace(PTRACE_SEIZE, T, 0, PTRACE_O_TRACEEXEC) == 0
+T.execve() &
+join T == EDEADLK
+T.getpid() == ESRCH
+T.getpid() == ESRCH
+T.fork() == ESRCH
+`)
+	if status != 0 {
+		t.Fatalf("status %d, stderr %q:\n%s", status, errOut, out)
+	}
+}

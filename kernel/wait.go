@@ -289,16 +289,21 @@ func (t *Task) findReadyLocked(sel waitSelector, opts int) (c *ThreadGroup, exit
 	tg := t.tg
 	if !sel.all && !sel.pgrp {
 		c, exited := t.readyChildLocked(sel, opts)
-		if c == nil {
-			tracee = t.readyTraceeLocked(sel.pid.publishedTask(), opts)
+		// A live child traced from the caller's process is waited for
+		// as a tracee (wait_consider_task's ptrace = 1): its ptrace stop
+		// comes before its continue.
+		if c == nil || !exited && c.tracedFrom(tg) {
+			if tracee = t.readyTraceeLocked(sel.pid.publishedTask(), opts); tracee != nil {
+				return nil, false, tracee
+			}
 		}
-		return c, exited, tracee
+		return c, exited, nil
 	}
 	for th := t; ; {
 		z := t.firstReadyOfThreadLocked(th, sel, opts)
 		j := t.firstJobOfThreadLocked(th, sel, opts)
 		if tc := t.firstTrappedChildOfThreadLocked(th, sel, opts); tc != nil &&
-			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd < j.sibOrd) {
+			(z == nil || tc.tg.sibOrd < z.sibOrd) && (j == nil || tc.tg.sibOrd <= j.sibOrd) {
 			return nil, false, tc
 		}
 		switch {

@@ -234,10 +234,30 @@ func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
+	tg.actOnSignalAsLocked(target, sig, force, false, b)
+}
+
+// actOnSignalAsLocked is actOnSignalToLocked; taken says that target has
+// dequeued sig and acts on it now, running (get_signal after
+// ptrace_signal: a tracee resumed with a signal), so a stopped process
+// does not keep it for its next SIGCONT: a fatal one kills at once, and a
+// stop signal stops the process again, its traced threads trapping for it
+// (do_signal_stop; a process already stopped does not report the stop to
+// its parent again, task_participate_group_stop).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) actOnSignalAsLocked(target *Task, sig int, force, taken bool, b *exitBatch) {
 	act := tg.sighand.Load().action(sig)
 	if sigKernelOnly(sig) {
 		act = SigAction{}
 	}
+	// A stopped process keeps what it is sent on its shared queue, as no
+	// thread of it runs to take it (wants_signal): SIGCONT flushes the
+	// stop signals and acts on the rest, and a traced thread its tracer
+	// resumes meanwhile takes them all (nextTraceEventLocked).
+	kept := tg.stopped && !taken
 	switch {
 	case tg.unkillable && act.Handler == SigDfl && !(force && sigKernelOnly(sig)):
 		return // sig_task_ignored: inits ignore what they do not handle
@@ -245,17 +265,24 @@ func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b 
 		return
 	case act.Handler != SigDfl:
 		tg.wakeSignalTargetLocked(target, sig)
+		if kept {
+			tg.pendingSigs |= sigBit(sig)
+		}
 		return
 	case sigDefaultIgnored(sig):
 		return
+	case sigDefaultStops(sig) && kept:
+		tg.pendingSigs |= sigBit(sig)
+		return
+	case sigDefaultStops(sig) && tg.stopped:
+		tg.trapTracedForStopLocked()
+		return
 	case sigDefaultStops(sig):
-		if !tg.stopped {
-			tg.wakeSignalTargetLocked(target, sig)
-		}
+		tg.wakeSignalTargetLocked(target, sig)
 		tg.queueStopLocked(sig)
 		return
-	case tg.stopped && sig != int(unix.SIGKILL):
-		tg.pendingSigs |= sigBit(sig) // wants_signal: a stopped process takes it when continued
+	case kept && sig != int(unix.SIGKILL):
+		tg.pendingSigs |= sigBit(sig)
 		return
 	}
 	tg.killLocked(tg.fatalStatus(sig), b)

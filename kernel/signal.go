@@ -187,6 +187,10 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
 	}
+	addressed := target
+	if addressed == nil {
+		addressed = tg.leader.Load()
+	}
 	if shared {
 		// complete_signal runs after prepare_signal: a SIGCONT has
 		// continued the process by now.
@@ -194,8 +198,13 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// A traced thread stops for every signal but SIGKILL, whatever
-		// its disposition (sig_ignored, ptrace_signal): its tracer
-		// decides.
+		// its disposition (ptrace_signal: its tracer decides), unless
+		// the signal was sent to a thread that is not traced:
+		// sig_ignored looks at the task it was sent to (a process
+		// group's leader, for a group) and drops an ignored signal.
+		if addressed.tracer.Load() == nil && tg.sigIgnored(sig, force) {
+			return
+		}
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
 			tg.traceThreadSignalLocked(taker, sig, shared)
@@ -249,9 +258,8 @@ func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b 
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) actOnSignalAsLocked(target *Task, sig int, force, taken bool, b *exitBatch) {
-	act := tg.sighand.Load().action(sig)
-	if sigKernelOnly(sig) {
-		act = SigAction{}
+	if tg.sigIgnored(sig, force) {
+		return
 	}
 	// A stopped process keeps what it is sent on its shared queue, as no
 	// thread of it runs to take it (wants_signal): SIGCONT flushes the
@@ -259,17 +267,11 @@ func (tg *ThreadGroup) actOnSignalAsLocked(target *Task, sig int, force, taken b
 	// resumes meanwhile takes them all (nextTraceEventLocked).
 	kept := tg.stopped && !taken
 	switch {
-	case tg.unkillable && act.Handler == SigDfl && !(force && sigKernelOnly(sig)):
-		return // sig_task_ignored: inits ignore what they do not handle
-	case act.Handler == SigIgn:
-		return
-	case act.Handler != SigDfl:
+	case !sigKernelOnly(sig) && tg.sighand.Load().action(sig).Handler != SigDfl:
 		tg.wakeSignalTargetLocked(target, sig)
 		if kept {
 			tg.pendingSigs |= sigBit(sig)
 		}
-		return
-	case sigDefaultIgnored(sig):
 		return
 	case sigDefaultStops(sig) && kept:
 		tg.pendingSigs |= sigBit(sig)
@@ -286,6 +288,24 @@ func (tg *ThreadGroup) actOnSignalAsLocked(target *Task, sig int, force, taken b
 		return
 	}
 	tg.killLocked(tg.fatalStatus(sig), b)
+}
+
+// sigIgnored is sig_task_ignored: sig does nothing to the process at its
+// disposition (SIG_IGN, or a default action that ignores it), and an init
+// ignores what it does not handle, but for a SIGKILL or SIGSTOP forced on
+// it from an ancestor namespace. SIGKILL and SIGSTOP keep their default
+// action.
+func (tg *ThreadGroup) sigIgnored(sig int, force bool) bool {
+	if sigKernelOnly(sig) {
+		return tg.unkillable && !force
+	}
+	switch tg.sighand.Load().action(sig).Handler {
+	case SigIgn:
+		return true
+	case SigDfl:
+		return tg.unkillable || sigDefaultIgnored(sig)
+	}
+	return false
 }
 
 // sendThreadSignalLocked delivers sig to thread t of tg (PIDTYPE_PID, as

@@ -210,6 +210,16 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 			tg.traceThreadSignalLocked(taker, sig, shared)
 			return
 		}
+		if tg.sigIgnored(sig, force) {
+			// Queued, as sent to a traced thread, but wanted by an
+			// untraced one, which ignores it once dequeued: its
+			// signal_wake_up still breaks the sleep it is in (semop
+			// fails with EINTR, a wait restarts).
+			if target != nil {
+				tg.wakeSignalTargetLocked(target, sig)
+			}
+			return
+		}
 	}
 	tg.actOnSignalToLocked(target, sig, force, b)
 }

@@ -542,10 +542,16 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 	}
 	if sig != 0 {
 		// do_notify_parent sends to tsk->parent, the thread that forked
-		// the child, which takes the signal if it wants it (a traced
-		// one stops for it). The child is never in an ancestor
-		// namespace of its parent, so the signal is not forced.
-		ptg.sendSignalViaLocked(tg.parent.Load(), sig, false, nil)
+		// the child or, for a child traced from its parent's own
+		// process, the tracer thread, which takes the signal if it
+		// wants it (a traced one stops for it). The child is never in
+		// an ancestor namespace of its parent, so the signal is not
+		// forced.
+		to := tg.parent.Load()
+		if tracer := tg.leader.Load().tracer.Load(); tracer != nil && tracer.tg == ptg {
+			to = tracer
+		}
+		ptg.sendSignalViaLocked(to, sig, false, nil)
 	}
 	ptg.wakeWaitersLocked(tg.leader.Load())
 	if autoreap {

@@ -69,6 +69,10 @@ func (t *Task) nextTraceEventLocked() {
 		}
 		return
 	}
+	// The signals its stopped process got are on the shared queue, which
+	// a traced thread that runs, resumed by its tracer, dequeues.
+	t.traceShared |= tg.pendingSigs
+	tg.pendingSigs = 0
 	if t.owesTraceStopLocked() {
 		tg.k.goAsync(t.ptraceStop)
 	}
@@ -254,7 +258,7 @@ func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 		// signals it may catch). A default-action stop signal does
 		// nothing once a SIGCONT has cleared JOBCTL_STOP_DEQUEUED
 		// (do_signal_stop).
-		tg.actOnSignalToLocked(t, sig, true, b)
+		tg.actOnSignalAsLocked(t, sig, true, true, b)
 	}
 	t.nextTraceEventLocked()
 	tg.wakeStoppedLocked()

@@ -217,6 +217,16 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 			tg.traceThreadSignalLocked(taker, sig, shared)
 			return
 		}
+		if tg.signalActionLocked(sig, force) == sigIgnored {
+			// Queued, as sent to a traced thread, but wanted by an
+			// untraced one, which ignores it once dequeued: its
+			// signal_wake_up still breaks the sleep it is in (semop
+			// fails with EINTR, a wait restarts).
+			if target != nil {
+				tg.wakeSignalTargetLocked(target, sig)
+			}
+			return
+		}
 	}
 	tg.actOnSignalToLocked(target, sig, force, b)
 }
@@ -288,21 +298,49 @@ func (tg *ThreadGroup) actOnSignalLocked(sig int, force bool, b *exitBatch) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) actOnSignalToLocked(target *Task, sig int, force bool, b *exitBatch) {
+	tg.actOnSignalAsLocked(target, sig, force, false, b)
+}
+
+// actOnSignalAsLocked is actOnSignalToLocked; taken says that target has
+// dequeued sig and acts on it now, running (get_signal after
+// ptrace_signal: a tracee resumed with a signal), so a stopped process
+// does not keep it for its next SIGCONT: a fatal one kills at once, and a
+// stop signal stops the process again, its traced threads trapping for it
+// (do_signal_stop; a process already stopped does not report the stop to
+// its parent again, task_participate_group_stop).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) actOnSignalAsLocked(target *Task, sig int, force, taken bool, b *exitBatch) {
+	// A stopped process keeps what it is sent on its shared queue, as no
+	// thread of it runs to take it (wants_signal): SIGCONT flushes the
+	// stop signals and acts on the rest, and a traced thread its tracer
+	// resumes meanwhile takes them all (nextTraceEventLocked).
+	kept := tg.stopped && !taken
 	switch tg.signalActionLocked(sig, force) {
 	case sigIgnored:
 		return
 	case sigHandled:
 		tg.wakeSignalTargetLocked(target, sig)
+		if kept {
+			tg.pendingSigs |= sigBit(sig)
+		}
 		return
 	case sigStops:
-		if !tg.stopped {
+		switch {
+		case kept:
+			tg.pendingSigs |= sigBit(sig)
+		case tg.stopped:
+			tg.trapTracedForStopLocked()
+		default:
 			tg.wakeSignalTargetLocked(target, sig)
+			tg.queueStopLocked(sig)
 		}
-		tg.queueStopLocked(sig)
 		return
 	}
-	if tg.stopped && sig != int(unix.SIGKILL) {
-		tg.pendingSigs |= sigBit(sig) // wants_signal: a stopped process takes it when continued
+	if kept && sig != int(unix.SIGKILL) {
+		tg.pendingSigs |= sigBit(sig)
 		return
 	}
 	tg.killLocked(tg.fatalStatus(sig), b)

@@ -18,16 +18,12 @@ import (
 // scans together with the zombies, in children-list order.
 
 // queueStopLocked records a default-action stop signal (sig_kernel_stop)
-// and starts the stop if none is under way. A stopped process leaves it
-// pending: the next SIGCONT flushes it.
+// and starts the stop if none is under way.
 //
-// Preconditions: tg.mu is held.
+// Preconditions: tg.mu is held; the process is not stopped.
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) queueStopLocked(sig int) {
-	if tg.stopped {
-		return
-	}
 	first := tg.stopPending == 0
 	tg.stopPending |= sigBit(sig)
 	if first {
@@ -194,12 +190,12 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
 	tg.actOnKeptSignalsLocked()
-	pending := tg.pendingSigs
+	pending := tg.pendingSigs &^ stopSignals // prepare_signal flushes them
 	tg.pendingSigs = 0
 	for pending != 0 {
 		sig := nextSignal(pending)
 		pending &^= sigBit(sig)
-		if tg.sighand.Load().action(sig).Handler == SigDfl {
+		if tg.sighand.Load().action(sig).Handler == SigDfl && !sigDefaultIgnored(sig) && !tg.unkillable {
 			tg.killLocked(tg.fatalStatus(sig), b)
 			return
 		}

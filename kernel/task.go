@@ -277,7 +277,7 @@ type ThreadGroup struct {
 	// continue wait may still report: set under mu, consumed by a
 	// compare-and-swap, since a tracer's wait, which may not take mu,
 	// consumes it too. stopPending holds default-action stop signals not
-	// yet acted on, pendingSigs fatal signals that arrived while stopped;
+	// yet acted on, pendingSigs the signals that arrived while stopped;
 	// both are bit sets, bit sig-1.
 	// +checklocks:mu
 	stopped bool

@@ -97,8 +97,9 @@ type task struct {
 	tracer *task
 	held   bool
 	// traceNew marks a tracee whose options make its new children and threads start
-	// traced (PTRACE_O_TRACEFORK, TRACECLONE); traceExec one that stops at exec.
-	traceNew, traceExec bool
+	// traced (PTRACE_O_TRACEFORK, TRACECLONE); traceExec one that stops at exec; exitKill
+	// one its tracer's exit kills (PTRACE_O_EXITKILL).
+	traceNew, traceExec, exitKill bool
 }
 
 // proc is the generator's picture of a process.

@@ -191,7 +191,8 @@ var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM"
 // the sender stops before its call returns, is a race on Linux; nor does a traced task send
 // signals, as the SIGCHLD its child's stop or death sends back may stop it before its call
 // returns, or not. Nor does a signal go where its death could come back to the sender while
-// its call returns (racesWithSender).
+// its call returns (racesWithSender), nor a fatal signal where its effect comes back to the
+// sender while its call returns (killRaces).
 func mvKill(g *gen) {
 	from := g.actor(func(t *task) bool { return t.tracer == nil })
 	to := pick(g, g.live())
@@ -200,13 +201,18 @@ func mvKill(g *gen) {
 	}
 	sig := pick(g, killSignals)
 	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
+	hitsProc := func(o *task) bool { return o.proc == to.proc }
+	hitsGroup := func(o *task) bool { return o.proc.pgrp == to.proc.pgrp }
 	switch n := g.rng.IntN(10); {
 	case stop && to.proc == from.proc, g.racesWithSender(from.proc, to.proc):
 		return
 	case n < 6:
-		g.emit("%s.kill(%s, %s)", from.name, to.name, sig)
-		g.signalSent(to.proc, sig)
+		if !g.killRaces(from, sig, hitsProc) {
+			g.emit("%s.kill(%s, %s)", from.name, to.name, sig)
+			g.signalSent(to.proc, sig)
+		}
 	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp) &&
+		!g.killRaces(from, sig, hitsGroup) &&
 		!slices.ContainsFunc(g.live(), func(o *task) bool {
 			return o.proc.pgrp == to.proc.pgrp && g.racesWithSender(from.proc, o.proc)
 		}):
@@ -217,9 +223,32 @@ func mvKill(g *gen) {
 			}
 		}
 	default:
-		g.emit("%s.tgkill(%s, %s, %s)", from.name, to.proc.leader.name, to.name, sig)
-		g.signalSent(to.proc, sig)
+		if !g.killRaces(from, sig, hitsProc) {
+			g.emit("%s.tgkill(%s, %s, %s)", from.name, to.proc.leader.name, to.name, sig)
+			g.signalSent(to.proc, sig)
+		}
 	}
+}
+
+// killRaces reports whether a signal that may be fatal, sent by from to the processes hit
+// selects, races with from's own call on Linux: when it kills a tracer whose exit kills from's
+// process (PTRACE_O_EXITKILL), or goes to from's own process while a thread of it is traced, so
+// that it may be taken, and the process killed, by another thread than from after from's call
+// has returned or before (complete_signal kills the whole group at once only when the task the
+// signal was sent to is not traced).
+func (g *gen) killRaces(from *task, sig string, hit func(*task) bool) bool {
+	if sig != "SIGKILL" && sig != "SIGTERM" && sig != "SIGUSR1" {
+		return false
+	}
+	for _, t := range from.proc.threads {
+		if t.gone || t.tracer == nil {
+			continue
+		}
+		if t.exitKill && hit(t.tracer) || sig != "SIGKILL" && hit(from) {
+			return true
+		}
+	}
+	return false
 }
 
 // signalSent updates the picture after a signal to p.

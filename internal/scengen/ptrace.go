@@ -27,6 +27,7 @@ func mvAttach(g *gen) {
 		g.emit("%s.ptrace(PTRACE_SEIZE, %s, 0, %s)", tracer.name, target.name, opts)
 		target.traceNew = opts == "PTRACE_O_TRACECLONE|PTRACE_O_TRACEFORK"
 		target.traceExec = opts == "PTRACE_O_TRACEEXEC" || opts == "PTRACE_O_TRACEEXEC|PTRACE_O_TRACEEXIT"
+		target.exitKill = opts == "PTRACE_O_EXITKILL"
 		target.held = target.proc.stopped
 	}
 	target.tracer = tracer

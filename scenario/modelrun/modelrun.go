@@ -454,6 +454,13 @@ func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result
 				b.heirs[scenario.TaskRef(ref)] = t
 			}
 		}
+		// A name that stood for the leader, an heir of an earlier exec,
+		// goes on to this one.
+		for ref, u := range b.heirs {
+			if u == leader {
+				b.heirs[ref] = t
+			}
+		}
 		b.execing[actor] = leader
 	}
 	return scenario.Result{Kind: scenario.ResultInt}

@@ -54,14 +54,11 @@
 //     release and setpgid hold it for writing, setpgid the old and the
 //     new group's, so a walk never visits a process of another group
 //     (seed 002).
-//   - A user's shard locks (userShard.mu, class User.mu) each guard the
-//     changes of one of the user's lists of threads whose real uid is the
-//     user's; a thread stays in the shard of the process that created it.
-//     setuid holds the thread's shard in both users to move it. A
-//     PRIO_USER walk takes no lock: the lists publish their links
-//     atomically, and a walk that meets a moved thread starts again (it
-//     takes every shard's lock after three tries; so does the invariant
-//     checker).
+//   - A user's shard locks (userShard.mu, class User.mu) each guard one
+//     of the user's lists of threads whose real uid is the user's; a
+//     thread stays in the shard of the process that created it. A
+//     PRIO_USER walk holds every shard's lock; setuid holds the thread's
+//     shard in both users to move it.
 //   - pid.Allocator.mu orders changes of one namespace level's pid_max;
 //     allocation and freeing take no lock: an allocation claims its
 //     number by moving the level's cursor with a compare-and-swap
@@ -100,9 +97,9 @@
 //     tracer's lock guards its tracee list and its view of each tracee,
 //     the tracee's lock its own ptrace state.
 //  3. SignalHandlers.mu.
-//  4. User.mu: one user's shards in increasing order (a PRIO_USER walk
-//     that had to start again too often), or one shard of two users in
-//     increasing uid (setuid); nothing else is taken while one is held.
+//  4. User.mu: one user's shards in increasing order (a PRIO_USER walk),
+//     or one shard of two users in increasing uid (setuid); nothing else
+//     is taken while one is held.
 //  5. pid.Allocator.mu (a leaf, taken only to change pid_max).
 //
 // entropy's shard locks are taken with no kernel lock held: a released

@@ -77,7 +77,7 @@ func (c *checker) checkSharerCounts() {
 // checkUser verifies a user's member list: exactly the tasks whose real
 // uid it is, and its RLIMIT_NPROC count.
 func (c *checker) checkUser(u *User) {
-	u.lockAll()
+	u.rlockAll()
 	n := 0
 	u.eachMemberLocked(func(t *Task) bool {
 		n++
@@ -89,7 +89,7 @@ func (c *checker) checkUser(u *User) {
 		}
 		return true
 	})
-	u.unlockAll()
+	u.runlockAll()
 	if want := c.userTasks[u]; n != want {
 		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
 	}

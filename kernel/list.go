@@ -1,7 +1,5 @@
 package kernel
 
-import "sync/atomic"
-
 // link is the node of an intrusive doubly linked list. Objects that sit on
 // several lists have one link per list; each list's accessor picks it.
 type link[T any] struct {
@@ -65,50 +63,4 @@ func (l *ilist[T]) each(at func(*T) *link[T], f func(*T) bool) {
 		}
 		x = next
 	}
-}
-
-// plink is the node of a plist.
-type plink[T any] struct {
-	prev *T                // guarded by the list's owner
-	next atomic.Pointer[T] // written by the owner, read by walkers
-}
-
-// plist is an intrusive list whose forward links are published
-// atomically: its owner serialises changes, and a walker may follow the
-// links with no lock, as an RCU reader follows a Linux list. A removed
-// element keeps its forward link, so a walker standing on it goes on
-// along the list; an element put on another list changes it, which a
-// walker must detect by other means (see User.eachMember).
-type plist[T any] struct {
-	head atomic.Pointer[T]
-	tail *T // guarded by the owner
-}
-
-func (l *plist[T]) pushBack(x *T, at func(*T) *plink[T]) {
-	n := at(x)
-	n.prev = l.tail
-	n.next.Store(nil)
-	if l.tail == nil {
-		l.head.Store(x)
-	} else {
-		at(l.tail).next.Store(x)
-	}
-	l.tail = x
-}
-
-// remove unlinks x, leaving its forward link as it was.
-func (l *plist[T]) remove(x *T, at func(*T) *plink[T]) {
-	n := at(x)
-	next := n.next.Load()
-	if n.prev == nil {
-		l.head.Store(next)
-	} else {
-		at(n.prev).next.Store(next)
-	}
-	if next == nil {
-		l.tail = n.prev
-	} else {
-		at(next).prev = n.prev
-	}
-	n.prev = nil
 }

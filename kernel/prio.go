@@ -57,7 +57,7 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 		}
 	case unix.PRIO_USER:
 		if u := t.prioUser(who); u != nil {
-			u.eachVisible(t.tg.ns, func() { best = -1 }, visit)
+			u.eachVisible(t.tg.ns, visit)
 		}
 	}
 	t.k.plan.Unlock(site)
@@ -234,17 +234,19 @@ func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
 	}
 }
 
-// eachVisible calls start, then f for every published thread of the user
-// that is visible in ns, with no lock (User.eachMember): a walk that must
-// start again calls start again, so the caller drops what it gathered. As
-// Linux's walk checks task_uid, a thread is visited only if its real uid
-// is the user's when the walk gets to it: one that setuid is moving away
-// is left out.
-func (u *User) eachVisible(ns *PIDNamespace, start func(), f func(*Task)) {
-	u.eachMember(start, func(th *Task) {
-		if th.state.Load() >= taskRunning && th.creds.Load().UID == u.uid && th.pid.Load().nrIn(ns) != 0 {
+// eachVisible calls f for every published thread of the user that is
+// visible in ns, shard by shard, holding every shard's lock for reading.
+func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
+	// The user's locks fix its members: setuid moves a thread under
+	// both users' locks, for writing. Walks only read the lists (a nice
+	// value changes by its own atomic update).
+	u.rlockAll()
+	defer u.runlockAll()
+	u.eachMemberLocked(func(th *Task) bool {
+		if th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0 {
 			f(th)
 		}
+		return true
 	})
 }
 
@@ -257,8 +259,7 @@ func (u *User) setPrio(caller *Task, nice int32) error {
 	var last *Task
 	var lastErr error
 	changed := false
-	start := func() { last, lastErr, changed = nil, nil, false }
-	u.eachVisible(caller.tg.ns, start, func(th *Task) {
+	u.eachVisible(caller.tg.ns, func(th *Task) {
 		switch err := caller.setOnePrio(th, nice, unix.ESRCH); err {
 		case nil:
 			changed = true

@@ -100,12 +100,8 @@ type Task struct {
 	// list and charged to it for RLIMIT_NPROC. It changes only under
 	// that user's and the next one's locks.
 	user atomic.Pointer[User]
-	// userLink is the task's place on its user's member list, changed
-	// under the shard's mu and followed by lockless walks; userMoves
-	// counts the task's moves between users (setuid), which such a walk
-	// checks.
-	userLink  plink[Task]
-	userMoves atomic.Uint32
+	// userLink is guarded by the user's mu, through its member list.
+	userLink link[Task]
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64

@@ -14,12 +14,11 @@ import (
 // task stays in the shard of the process that created it, so processes
 // that fork or spawn threads side by side as one user rarely take the
 // same lock (Linux takes none on fork or exit: its PRIO_USER walks every
-// task). A walk takes no lock, as Linux's RCU walk takes none: the lists'
-// forward links are published atomically (plist), and a walk that meets a
-// thread that has moved to another user since it got there starts again,
-// so it never strays into another user's list. setuid moves a thread
-// from one user's shard to the same shard of another holding both locks
-// (lower uid first), marking the move before it relinks the thread.
+// task). A walk locks every shard for reading, in order, so it sees one
+// moment of the user's membership while other walks go on beside it. setuid moves a thread from one user's shard to the
+// same shard of another holding both locks (lower uid first) and
+// publishes the new credentials inside that section, so a walk sees
+// exactly the threads whose real uid is the user's.
 type User struct {
 	uid uint32
 	// tasks counts the members charged for RLIMIT_NPROC; uid 0 is exempt
@@ -33,16 +32,15 @@ const userShards = 8
 
 // userShard is one of a user's member lists, on cache lines of its own.
 type userShard struct {
-	mu lockstat.Mutex
+	mu lockstat.RWMutex
 	// members are threads with the user's real uid, from just before
-	// clone publishes them until they are released. Changes hold mu;
-	// walks read the links without it.
+	// clone publishes them until they are released.
 	// +checklocks:mu
-	members plist[Task]
+	members ilist[Task]
 	_       [64]byte
 }
 
-func userLinkOf(t *Task) *plink[Task] { return &t.userLink }
+func userLinkOf(t *Task) *link[Task] { return &t.userLink }
 
 // Tasks returns how many live tasks have this real uid (uid 0 is exempt
 // from RLIMIT_NPROC and is not counted).
@@ -127,97 +125,49 @@ func (t *Task) leaveUser() {
 	}
 }
 
-// lockAll locks every shard of the user, in order.
+// rlockAll locks every shard of the user for reading, in order, for a
+// walk.
 //
 // +checklocksignore: the shards' locks are taken in a loop, which
 // checklocks cannot follow; lockstat checks their order.
-func (u *User) lockAll() {
+func (u *User) rlockAll() {
 	for i := range u.shards {
-		u.shards[i].mu.Lock()
+		u.shards[i].mu.RLock()
 	}
 }
 
-// unlockAll releases what lockAll took.
+// runlockAll releases what rlockAll took.
 //
-// +checklocksignore: as for lockAll.
-func (u *User) unlockAll() {
+// +checklocksignore: as for rlockAll.
+func (u *User) runlockAll() {
 	for i := len(u.shards) - 1; i >= 0; i-- {
-		u.shards[i].mu.Unlock()
+		u.shards[i].mu.RUnlock()
 	}
-}
-
-// walkRetries is how many times a lockless walk starts again, because a
-// thread it stood on moved to another user, before it takes the locks.
-const walkRetries = 3
-
-// eachMember calls start, then f for every member of the user, shard by
-// shard, with no lock. A walk that meets a thread that has left the user
-// for another since it got to it (setuid) calls start and begins again;
-// after walkRetries such starts it walks holding every shard's lock.
-// f may see a thread that was released during the walk.
-func (u *User) eachMember(start func(), f func(*Task)) {
-	for range walkRetries {
-		start()
-		if u.walkUnlocked(f) {
-			return
-		}
-	}
-	start()
-	// The shards' locks fix the lists: moves and releases wait.
-	u.lockAll()
-	defer u.unlockAll()
-	u.eachMemberLocked(func(t *Task) bool {
-		f(t)
-		return true
-	})
-}
-
-// walkUnlocked is one lockless walk; it reports false when a thread moved
-// to another user under it, having called f for a prefix of the members.
-//
-// +checklocksignore: it follows the lists' atomically published links
-// without their locks on purpose (plist).
-func (u *User) walkUnlocked(f func(*Task)) bool {
-	for i := range u.shards {
-		for t := u.shards[i].members.head.Load(); t != nil; {
-			moves := t.userMoves.Load()
-			if t.user.Load() != u {
-				return false // reached through a link it has since left
-			}
-			f(t)
-			next := t.userLink.next.Load()
-			// moveUser counts the move and changes the user before it
-			// relinks the thread: a link read after the relink is seen
-			// with the move.
-			if t.userMoves.Load() != moves {
-				return false
-			}
-			t = next
-		}
-	}
-	return true
 }
 
 // eachMemberLocked calls f for every member of the user, shard by shard,
 // until f returns false.
 //
-// Preconditions: every shard of u is locked (lockAll).
+// Preconditions: every shard of u is locked, at least for reading
+// (rlockAll).
 //
-// +checklocksignore: as for lockAll.
+// +checklocksignore: as for rlockAll.
 func (u *User) eachMemberLocked(f func(*Task) bool) {
 	for i := range u.shards {
-		for t := u.shards[i].members.head.Load(); t != nil; t = t.userLink.next.Load() {
-			if !f(t) {
-				return
-			}
+		done := false
+		u.shards[i].members.each(userLinkOf, func(t *Task) bool {
+			done = !f(t)
+			return !done
+		})
+		if done {
+			return
 		}
 	}
 }
 
 // moveUser moves t to user to (set_user): its place on the member lists
 // and its RLIMIT_NPROC charge. publish runs while both users' locks are
-// held, so that the new real uid becomes visible together with the move:
-// after the move is marked and before t joins to's list.
+// held, so that the new real uid becomes visible together with the move.
 //
 // +checklocksignore: a and b are from and to in uid order, which
 // checklocks cannot see.
@@ -239,14 +189,10 @@ func (t *Task) moveUser(to *User, publish func()) {
 		a.mu.Unlock()
 		return
 	}
-	// A lockless walk of from standing on t sees the move before it
-	// could follow t's link into to's list (walkUnlocked), and a walk of
-	// to finds t there only with its new credentials.
-	t.userMoves.Add(1)
-	t.user.Store(to)
-	publish()
 	fs.members.remove(t, userLinkOf)
 	ts.members.pushBack(t, userLinkOf)
+	t.user.Store(to)
+	publish()
 	b.mu.Unlock()
 	a.mu.Unlock()
 	if to.counted() {

@@ -304,13 +304,18 @@ func (tg *ThreadGroup) execWaitChanLocked() chan struct{} {
 // endExecLocked ends an exec's hold on its process: group_exec_task is
 // cleared, and so is what the model keeps of signal->cred_guard_mutex,
 // which the exec held from prepare_bprm_creds through de_thread: an
-// attach waiting for it goes on.
+// attach waiting for it goes on. Stop signals sent during the exec are
+// acted on now (doSignalStop), as the thread dequeues them on its way
+// back to user space.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) endExecLocked() {
 	tg.execTask = nil
+	if tg.stopPending != 0 {
+		tg.k.goAsync(tg.doSignalStop)
+	}
 	if tg.credGuardFree != nil {
 		close(tg.credGuardFree)
 		tg.credGuardFree = nil

@@ -114,6 +114,7 @@ func (t *Task) beginExitLocked(status int32) {
 	}
 	t.state.advance(taskRunning, taskExiting)
 	t.exitCode = status
+	t.exitEventDue.Store(t.tracer.Load() != nil && t.ptraceOptions&unix.PTRACE_O_TRACEEXIT != 0)
 	t.markKilledLocked()
 	tg.liveThreads--
 	if tg.liveThreads == 0 {

@@ -218,6 +218,8 @@ func (t *Task) notifyTracer() bool {
 // +checklocksignore: lockPair takes both processes' locks in serial
 // order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) holdExitForTracer() bool {
+	// From here the thread counts as alive only while held at the stop.
+	defer t.exitEventDue.Store(false)
 	tracer := t.tracer.Load()
 	if tracer == nil {
 		return false

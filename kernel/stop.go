@@ -36,12 +36,20 @@ func (tg *ThreadGroup) queueStopLocked(sig int) {
 // group (get_signal's is_current_pgrp_orphaned), and a signal whose
 // disposition changed meanwhile is no longer a stop; the first that
 // remains stops the process (do_signal_stop), and the parent hears of it.
+// While an exec kills the other threads, the signals stay pending:
+// do_signal_stop refuses to start a stop while group_exec_task is set, and
+// the exec'ing thread takes them once the exec is over (endExecLocked).
 func (tg *ThreadGroup) doSignalStop() {
 	g := tg.rlockPgrpOf()
 	orphaned := g.orphanedLocked(nil)
 	// The process lock guards its job-control state; the group lock,
 	// taken first, keeps the orphan test true while it is used.
 	tg.mu.Lock()
+	if tg.execTask != nil && !tg.groupExiting {
+		tg.mu.Unlock()
+		g.mu.RUnlock()
+		return
+	}
 	pending := tg.stopPending
 	tg.stopPending = 0
 	stopped := false

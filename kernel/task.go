@@ -177,6 +177,13 @@ type Task struct {
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
 	exitHeld bool
+	// exitEventDue is set while an exiting thread whose tracer asked for
+	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
+	// there before exit_signals sets PF_EXITING, so until then the
+	// thread can still adopt its siblings' children (find_alive_thread).
+	// It is set under tg.mu; clearing it needs no lock, as the thread's
+	// own exit_notify takes tg.mu after it and hands on what it adopted.
+	exitEventDue atomic.Bool
 	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
 	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
 	// process or its part in a group stop. A stop signal its tracer
@@ -515,8 +522,8 @@ func (t *Task) markKilledLocked() {
 
 // findAliveThreadLocked returns a thread of tg that is not exiting and can
 // still adopt children (find_alive_thread), or nil. A thread whose exit
-// waits at PTRACE_EVENT_EXIT counts: do_exit stops there before
-// exit_signals sets PF_EXITING.
+// waits at PTRACE_EVENT_EXIT, or is on its way to that stop, counts:
+// do_exit stops there before exit_signals sets PF_EXITING.
 //
 // Preconditions: tg.mu is held.
 //
@@ -524,7 +531,7 @@ func (t *Task) markKilledLocked() {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) findAliveThreadLocked() *Task {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if (t.state.Load() == taskRunning || t.exitHeld) && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.exitHeld || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
 			return t
 		}
 	}

@@ -10,7 +10,11 @@
 // semtimedop with a short timeout); blocking calls run in the background and are joined only
 // after something that may have woken them; a task that may be stopped (traced, or sent a stop
 // signal) makes no foreground call until its tracer resumes it or SIGCONT arrives. init never
-// exits and is never sent a signal, so every file runs to its end.
+// exits and is never sent a signal, so every file runs to its end. init ignores SIGHUP, first
+// thing, and every task inherits that through fork and exec: a process group orphaned while a
+// member is stopped is sent SIGHUP (kill_orphaned_pgrp), which would kill its members at once,
+// and a parent and its child dying together hand the child on in an order Linux leaves to the
+// scheduler.
 //
 // The generator keeps a rough picture of the tasks it made — which exist, which are threads of
 // which process, who traces whom, which process group each process is in — only to choose
@@ -42,6 +46,7 @@ func Generate(area string, seed uint64) (string, error) {
 	}
 	g := newGen(seed)
 	g.emit("# generated: area %s, seed %d", area, seed)
+	g.emit("init.signal(SIGHUP, SIG_IGN)")
 	if area == "sem" || area == "mixed" {
 		g.newSet()
 	}

@@ -281,17 +281,25 @@ static void become(int uid) {
 		die("setuid");
 }
 
-// worker_uid is the user a job's worker w runs as (as in package
-// workload), or -1 for the caller's own.
+// The users a privileged run makes its workers and its population
+// processes: as package workload's, but from a range no scenario uses,
+// since RLIMIT_NPROC counts a uid's processes over the whole host and the
+// kernel runner's scenarios may run beside a benchmark.
+#define WORKER_UID 61000
+#define POPULATION_UID 62000
+
+// worker_uid is the user a job's worker w runs as (one user, or one each
+// for threadspawn-users, as in package workload), or -1 for the caller's
+// own.
 static int worker_uid(int j, int w) {
 	switch (j) {
 	case J_THREADSPAWN:
 	case J_THREADSPAWN_THREADS:
 	case J_PTHREAD_CREATE:
 	case J_GET:
-		return 1000;
+		return WORKER_UID;
 	case J_THREADSPAWN_USERS:
-		return 1000 + w;
+		return WORKER_UID + w;
 	}
 	return -1;
 }
@@ -334,7 +342,7 @@ static void populate(int n) {
 		die("allocating the population");
 	for (int i = 0; i < n; i++) {
 		int g = i % 8;
-		long uid = privileged ? 2000 + g % 4 : -1;
+		long uid = privileged ? POPULATION_UID + g % 4 : -1;
 		pid_t pid = clone(pop_main, stacks + (size_t)(i + 1) * POPSTACK, CLONE_VM | SIGCHLD, (void *)uid);
 		if (pid < 0)
 			die("clone (population)");

@@ -280,16 +280,21 @@ func (q *deadQueue[T]) each(f func(T)) {
 	}
 }
 
+// inSection runs f in a table section of its own at site (a plan's table
+// lock, if it takes one there) and releases what f finds dead once the
+// section is over.
+func (k *Kernel) inSection(site plan.Site, f func(dead *deadList)) {
+	var dead deadList
+	k.plan.Lock(site)
+	f(&dead)
+	k.plan.Unlock(site)
+	dead.release()
+}
+
 // becomeZombieNow is becomeZombie in a table section of its own, for an
 // exit that resumes after a zap (zap_pid_ns_processes returns to
 // find_child_reaper, which takes the lock again).
-func (t *Task) becomeZombieNow() {
-	var dead deadList
-	t.k.plan.Lock(plan.ExitNotify)
-	t.becomeZombie(&dead)
-	t.k.plan.Unlock(plan.ExitNotify)
-	dead.release()
-}
+func (t *Task) becomeZombieNow() { t.k.inSection(plan.ExitNotify, t.becomeZombie) }
 
 // becomeZombieLocked is becomeZombie for a leader whose parent process's
 // lock is held as well as its own: it reports whether the process must be

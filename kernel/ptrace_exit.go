@@ -125,13 +125,7 @@ func (c *Task) handOffTraced(dead *deadList) {
 // handOffTracedNow is handOffTraced in a table section of its own, as
 // wait_task_zombie hands a traced zombie on under tasklist_lock, with the
 // release after it.
-func (c *Task) handOffTracedNow() {
-	var dead deadList
-	c.k.plan.Lock(plan.Release)
-	c.handOffTraced(&dead)
-	c.k.plan.Unlock(plan.Release)
-	dead.release()
-}
+func (c *Task) handOffTracedNow() { c.k.inSection(plan.Release, c.handOffTraced) }
 
 // reapIfParentIgnores is __ptrace_detach's release of a zombie leader
 // whose tracer was a thread of its real parent's process, which waits for

@@ -89,20 +89,27 @@ func runScenario(t *testing.T, name string, src []byte, b scenario.Backend) (std
 	return out.String(), errs.String(), status
 }
 
+// runCorpusOnModel runs one scenario on a fresh model under p (nil: tasklist's own locking)
+// and checks the kernel's invariants after it.
+func runCorpusOnModel(t *testing.T, f corpusFile, p *plan.Plan) {
+	t.Helper()
+	b, err := modelrun.NewWithPlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := b.Kernel()
+	runCorpusFile(t, f, b)
+	if err := k.CheckInvariants(); err != nil {
+		t.Errorf("invariants after the scenario: %v", err)
+	}
+}
+
 // TestCorpusModel runs every corpus scenario on the model.
 func TestCorpusModel(t *testing.T) {
 	for _, f := range loadCorpus(t) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
-			b, err := modelrun.New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			k := b.Kernel()
-			runCorpusFile(t, f, b)
-			if err := k.CheckInvariants(); err != nil {
-				t.Errorf("invariants after the scenario: %v", err)
-			}
+			runCorpusOnModel(t, f, nil)
 		})
 	}
 }
@@ -121,15 +128,7 @@ func TestCorpusPlans(t *testing.T) {
 			for _, f := range files {
 				t.Run(f.name, func(t *testing.T) {
 					t.Parallel()
-					b, err := modelrun.NewWithPlan(plan.MustParse(name, false))
-					if err != nil {
-						t.Fatal(err)
-					}
-					k := b.Kernel()
-					runCorpusFile(t, f, b)
-					if err := k.CheckInvariants(); err != nil {
-						t.Errorf("invariants after the scenario: %v", err)
-					}
+					runCorpusOnModel(t, f, plan.MustParse(name, false))
 				})
 			}
 		})

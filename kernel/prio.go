@@ -28,9 +28,10 @@ func (t *Task) Nice() int { return int(t.nice.Load()) }
 // yet released still match. Errors: ESRCH if the caller has exited;
 // EINVAL for which; ESRCH when nothing matches (F1–F4, F6).
 //
-// PRIO_PROCESS takes no lock; PRIO_PGRP holds the group's lock and, in
-// turn, each member's, so it costs O(members) and never visits a process
-// of another group; PRIO_USER holds the user's lock and costs O(threads
+// PRIO_PROCESS takes no lock; PRIO_PGRP holds the group's lock for
+// reading and, in turn, the lock of each member with more than one thread,
+// so it costs O(members) and never visits a process of another group;
+// PRIO_USER holds the user's shard locks for reading and costs O(threads
 // of that user).
 func (t *Task) Getpriority(which, who int) (int, error) {
 	if !t.alive() {

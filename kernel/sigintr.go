@@ -213,29 +213,42 @@ func (t *Task) armLocked() <-chan struct{} {
 // +checklocks:t.tg.mu
 func (t *Task) disarmLocked() int {
 	t.intrArmed = false
-	return t.takeLocked()
+	return t.takeLocked(true)
 }
 
 // takeLocked takes the signal that interrupted the call, or 0; the call
 // stays armed. A taken interrupt's channel is replaced, so the next sleep
-// waits on a fresh one.
+// waits on a fresh one. With joinStop, a thread out of its wait queue
+// takes part in the group stop that interrupted it (joinStopLocked).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) takeLocked() int {
+func (t *Task) takeLocked(joinStop bool) int {
 	sig := t.intrSig
 	if sig != 0 {
 		t.intrSig = 0
 		t.intr = nil
 		t.k.asyncDone()
 	}
+	if joinStop {
+		t.joinStopLocked()
+	}
+	return sig
+}
+
+// joinStopLocked makes a thread that a group stop interrupted in a call
+// take part in the stop, once the call has done what it does before
+// get_signal stops the thread.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) joinStopLocked() {
 	if t.stopInCallOwed {
-		// Out of its wait queue: it takes part in the group stop.
 		t.stopInCallOwed = false
 		t.tg.participateLocked()
 	}
-	return sig
 }
 
 // waitRestarts reports whether a wait4 or waitid interrupted by sig goes
@@ -271,6 +284,14 @@ func (t *Task) disarm() {
 // last took one) or ctx is done. It returns the signal taken (0 if none)
 // and EINTR when the task was killed or ctx is done.
 func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error) {
+	return t.sleepIntrThen(ctx, wake, true)
+}
+
+// sleepIntrThen is sleepIntr; without joinStop, a group stop that ends the
+// sleep is joined only when the call next sleeps for the stop or ends
+// (do_wait scans its children before it returns -ERESTARTSYS and
+// get_signal stops the thread).
+func (t *Task) sleepIntrThen(ctx context.Context, wake <-chan struct{}, joinStop bool) (int, error) {
 	tg := t.tg
 	// The process lock guards the channels and orders them against a
 	// delivery.
@@ -290,7 +311,7 @@ func (t *Task) sleepIntr(ctx context.Context, wake <-chan struct{}) (int, error)
 	t.sleepingOn.Store(nil)
 	// The process lock guards the interrupt state the call takes.
 	tg.mu.Lock()
-	sig := t.takeLocked()
+	sig := t.takeLocked(joinStop)
 	tg.mu.Unlock()
 	if sig == int(unix.SIGKILL) {
 		err = unix.EINTR

@@ -156,6 +156,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		}
 		if resume := t.stopWaitLocked(); resume != nil && !woken {
 			// A stopped process makes no progress until continued.
+			t.joinStopLocked()
 			tg.mu.Unlock()
 			p.Unlock(plan.WaitScan)
 			s, err := t.sleepIntr(ctx, resume)
@@ -218,7 +219,7 @@ func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResu
 		wake := tg.sleepChanLocked(w)
 		tg.mu.Unlock()
 		p.Unlock(plan.WaitScan)
-		s, err := t.sleepIntr(ctx, wake)
+		s, err := t.sleepIntrThen(ctx, wake, false)
 		if err != nil {
 			return WaitResult{}, err
 		}

@@ -264,7 +264,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	if zombie && (tg.threads.len != 1 || leader.state.Load() != taskZombie) {
 		c.fail("process %d is a zombie but its leader is not alone and exited", id)
 	}
-	var counted [2]int
+	var counted [2]int32
 	perThread := map[*Task]int32{}
 	for ch := tg.children.head; ch != nil; ch = ch.siblingLink.next {
 		if p := ch.parent.Load(); p.tg != tg {
@@ -421,10 +421,10 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 // +checklocks:tg.mu
 // +checklocksignore: the threads' queues are guarded by tg.mu.
 func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
-	var zombies [2]int
+	var zombies [2]int32
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
 		for class, q := range th.ready {
-			zombies[class] += len(q)
+			zombies[class] += int32(len(q))
 			for i, ch := range q {
 				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
 					waitClass(ch.exitSignal) != class || ch.readyIdx != i {

@@ -24,7 +24,9 @@ type Session struct {
 // for writing, a move holding both groups' locks; so no walk ever visits a
 // process of another group or misses one forked while it runs, and walks
 // of one group run side by side (Linux walks under tasklist_lock held for
-// reading).
+// reading). getpriority's walk takes no group lock: it reads the member
+// list as it was at one moment, checking the list's sequence count
+// (seqList), which every change of membership moves.
 type ProcessGroup struct {
 	mu      lockstat.RWMutex
 	id      *PID
@@ -36,7 +38,7 @@ type ProcessGroup struct {
 	// first (Linux adds to the head of the pid's list, and walks
 	// visit members in that order).
 	// +checklocks:mu
-	members ilist[ThreadGroup]
+	members seqList[ThreadGroup]
 	// dead is set when the last member left; nobody may join afterwards.
 	// +checklocks:mu
 	dead bool
@@ -44,7 +46,7 @@ type ProcessGroup struct {
 	sessionLink link[ProcessGroup]
 }
 
-func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup]     { return &tg.pgrpLink }
+func pgrpLinkOf(tg *ThreadGroup) *seqLink[ThreadGroup]  { return &tg.pgrpLink }
 func sessionLinkOf(g *ProcessGroup) *link[ProcessGroup] { return &g.sessionLink }
 
 // pgrpSerial hands out process groups' serials.
@@ -227,8 +229,7 @@ func (t *Task) Setsid() (int, error) {
 	g := newProcessGroup(id, newSession(id))
 	// The new group is newer, so its lock comes after the old one's.
 	g.mu.Lock()
-	old.members.remove(tg, pgrpLinkOf)
-	g.members.pushFront(tg, pgrpLinkOf)
+	seqMove(tg, &old.members, &g.members, pgrpLinkOf, true)
 	tg.pgrp.Store(g)
 	oldEmpty := old.members.len == 0
 	if oldEmpty {

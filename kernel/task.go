@@ -101,7 +101,7 @@ type Task struct {
 	// that user's and the next one's locks.
 	user atomic.Pointer[User]
 	// userLink is guarded by the user's mu, through its member list.
-	userLink link[Task]
+	userLink seqLink[Task]
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64
@@ -142,8 +142,20 @@ type Task struct {
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
-	eventOwed   int32
-	traceZombie bool
+	eventOwed int32
+	// exitEventDue is set while an exiting thread whose tracer asked for
+	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
+	// there before exit_signals sets PF_EXITING, so until then the
+	// thread can still adopt its siblings' children (find_alive_thread).
+	// It is set under tg.mu; clearing it needs no lock, as the thread's
+	// own exit_notify takes tg.mu after it and hands on what it adopted.
+	exitEventDue atomic.Bool
+	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
+	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
+	// next execve fails with EAGAIN while it still is. A fork inherits
+	// it; a fork that passes the limit check clears the caller's.
+	nprocExceeded atomic.Bool
+	traceZombie   bool
 	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
 	// the tracer may pass on, rather than a trap; listening
 	// (JOBCTL_LISTENING: in a PTRACE_EVENT_STOP trap that PTRACE_LISTEN
@@ -177,13 +189,6 @@ type Task struct {
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
 	exitHeld bool
-	// exitEventDue is set while an exiting thread whose tracer asked for
-	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
-	// there before exit_signals sets PF_EXITING, so until then the
-	// thread can still adopt its siblings' children (find_alive_thread).
-	// It is set under tg.mu; clearing it needs no lock, as the thread's
-	// own exit_notify takes tg.mu after it and hands on what it adopted.
-	exitEventDue atomic.Bool
 	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
 	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
 	// process or its part in a group stop. A stop signal its tracer
@@ -197,11 +202,6 @@ type Task struct {
 	// interrupt and so left its wait queue.
 	// +checklocks:tg.mu
 	stopInCallOwed bool
-	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
-	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
-	// next execve fails with EAGAIN while it still is. A fork inherits
-	// it; a fork that passes the limit check clears the caller's.
-	nprocExceeded atomic.Bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
@@ -310,11 +310,11 @@ type ThreadGroup struct {
 	children ilist[ThreadGroup]
 	// nrChildren counts the children per wait class.
 	// +checklocks:mu
-	nrChildren [2]int
+	nrChildren [2]int32
 	// nrZombies counts, per wait class, the children on the threads'
 	// ready queues.
 	// +checklocks:mu
-	nrZombies [2]int
+	nrZombies [2]int32
 	// waiters are the threads of the process asleep in wait4 or waitid
 	// (wait_chldexit), each woken only by news of a task it waits for
 	// (waitqueue.go).
@@ -379,7 +379,7 @@ type ThreadGroup struct {
 	// jobIdx is the index on the parent thread's job queue, -1 if none.
 	jobIdx int
 	// pgrpLink is guarded by the process group's mu.
-	pgrpLink link[ThreadGroup]
+	pgrpLink seqLink[ThreadGroup]
 
 	// tracees lists the threads that this process's threads trace
 	// (ptrace.go).

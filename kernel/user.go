@@ -14,9 +14,12 @@ import (
 // task stays in the shard of the process that created it, so processes
 // that fork or spawn threads side by side as one user rarely take the
 // same lock (Linux takes none on fork or exit: its PRIO_USER walks every
-// task). A walk locks every shard for reading, in order, so it sees one
-// moment of the user's membership while other walks go on beside it. setuid moves a thread from one user's shard to the
-// same shard of another holding both locks (lower uid first) and
+// task). A getpriority walk reads the shards without their
+// locks and checks their sequence counts (seqList), so it sees one moment
+// of the user's membership and walks side by side write nothing shared;
+// setpriority's walk locks every shard for reading, in order. setuid
+// moves a thread from one user's shard to the same shard of another
+// holding both locks (lower uid first), as one change of both lists, and
 // publishes the new credentials inside that section, so a walk sees
 // exactly the threads whose real uid is the user's.
 type User struct {
@@ -36,11 +39,11 @@ type userShard struct {
 	// members are threads with the user's real uid, from just before
 	// clone publishes them until they are released.
 	// +checklocks:mu
-	members ilist[Task]
+	members seqList[Task]
 	_       [64]byte
 }
 
-func userLinkOf(t *Task) *link[Task] { return &t.userLink }
+func userLinkOf(t *Task) *seqLink[Task] { return &t.userLink }
 
 // Tasks returns how many live tasks have this real uid (uid 0 is exempt
 // from RLIMIT_NPROC and is not counted).
@@ -189,8 +192,7 @@ func (t *Task) moveUser(to *User, publish func()) {
 		a.mu.Unlock()
 		return
 	}
-	fs.members.remove(t, userLinkOf)
-	ts.members.pushBack(t, userLinkOf)
+	seqMove(t, &fs.members, &ts.members, userLinkOf, false)
 	t.user.Store(to)
 	publish()
 	b.mu.Unlock()

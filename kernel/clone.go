@@ -244,12 +244,14 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		ptg := parent.tg
 		// The group's lock makes joining it atomic against a walk over
-		// the group (kill of a process group); the parent's lock guards
+		// the group (kill of a process group): it is held for reading,
+		// which the walks' writing excludes and other forks and releases
+		// share (joinPgrpLocked); the parent's lock guards
 		// its children list and orders the link against the parent's
 		// reparenting. With CLONE_PARENT the caller's own lock, which
 		// comes after its parent's, orders the link against the caller's
 		// group exit.
-		pg.mu.Lock()
+		pg.mu.RLock()
 		ptg.mu.Lock()
 		if ptg != tg {
 			tg.mu.Lock()
@@ -259,7 +261,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 				tg.mu.Unlock()
 			}
 			ptg.mu.Unlock()
-			pg.mu.Unlock()
+			pg.mu.RUnlock()
 			p.Unlock(plan.CloneLink)
 		}
 		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
@@ -303,7 +305,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
-		pg.members.pushFront(ctg, pgrpLinkOf)
+		pg.joinPgrpLocked(ctg)
 		// Only after the CAS: a kill(-1) walk that this misses
 		// registered after it, so the walk finds the child published.
 		tg.noteForkLocked(ctg)

@@ -105,7 +105,7 @@ func (c *checker) checkUser(u *User) {
 // checkGroup verifies that a live group's members all point at it, that
 // it is listed in its session, and that it is named by its pid.
 func (c *checker) checkGroup(g *ProcessGroup) {
-	g.mu.RLock()
+	g.mu.Lock()
 	if g.dead || g.members.len == 0 {
 		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
 	}
@@ -118,7 +118,7 @@ func (c *checker) checkGroup(g *ProcessGroup) {
 		}
 		return true
 	})
-	g.mu.RUnlock()
+	g.mu.Unlock()
 	if g.id.pgrp.Load() != g {
 		c.fail("process group %d is not the one its pid names", g.id.nrs[0])
 	}
@@ -291,7 +291,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 
 	if g := tg.pgrp.Load(); g != nil {
 		c.groups[g] = true
-		g.mu.RLock()
+		g.mu.Lock()
 		member := false
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 			member = m == tg
@@ -300,7 +300,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		if !member || g.dead {
 			c.fail("process %d is not a member of its process group", id)
 		}
-		g.mu.RUnlock()
+		g.mu.Unlock()
 	}
 	c.checkParent(tg, id, zombie)
 	c.checkPtrace(tg, id)

@@ -189,10 +189,11 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 		g.eachThreadUnlocked(f)
 		return
 	}
-	// The group's lock, for reading, fixes its members: a process that
-	// setpgid moves is visited in exactly one of its groups (seed 002).
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	// The group's lock fixes its members: a process that setpgid moves
+	// is visited in exactly one of its groups (seed 002), and no fork
+	// joins meanwhile.
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 		m.eachThread(f)
 		return true

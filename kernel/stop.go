@@ -40,14 +40,14 @@ func (tg *ThreadGroup) queueStopLocked(sig int) {
 // do_signal_stop refuses to start a stop while group_exec_task is set, and
 // the exec'ing thread takes them once the exec is over (endExecLocked).
 func (tg *ThreadGroup) doSignalStop() {
-	g := tg.rlockPgrpOf()
+	g := tg.lockPgrpOf()
 	orphaned := g.orphanedLocked(nil)
 	// The process lock guards its job-control state; the group lock,
 	// taken first, keeps the orphan test true while it is used.
 	tg.mu.Lock()
 	if tg.execTask != nil && !tg.groupExiting {
 		tg.mu.Unlock()
-		g.mu.RUnlock()
+		g.mu.Unlock()
 		return
 	}
 	pending := tg.stopPending
@@ -68,7 +68,7 @@ func (tg *ThreadGroup) doSignalStop() {
 	tg.actOnKeptSignalsLocked()
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
-	g.mu.RUnlock()
+	g.mu.Unlock()
 	if stopped {
 		tg.notifyParentJobctl()
 	}

@@ -48,18 +48,21 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	child.creds.Store(creds)
 	child.nice.Store(t.nice.Load())
 
-	// RLIMIT_NPROC counts the child against its user first (A7).
+	// RLIMIT_NPROC counts the child against its user first (A7), in the
+	// shard of the process that creates it.
 	u := t.user.Load()
-	if u.charge(t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur) &&
+	shard := uint8(t.tg.serial % userShards)
+	child.userShard = shard
+	if u.charge(shard, t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur) &&
 		!creds.HasCap(unix.CAP_SYS_RESOURCE) && !creds.HasCap(unix.CAP_SYS_ADMIN) {
-		u.uncharge()
+		u.uncharge(shard)
 		return nil, unix.EAGAIN
 	}
 	child.user.Store(u)
 	// dup_task_struct copied the caller's flags before copy_process clears
 	// its PF_NPROC_EXCEEDED, once past the limit check.
 	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
-	undo := u.uncharge
+	undo := func() { u.uncharge(shard) }
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
 			k.nrThreads.Add(-1)
@@ -68,7 +71,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		}
 		undo = func() {
 			k.nrThreads.Add(-1)
-			u.uncharge()
+			u.uncharge(shard)
 		}
 	}
 
@@ -93,7 +96,6 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	// The child joins its user's list before it is published, so that a
 	// PRIO_USER walk never misses a running task; walks skip embryos. It
 	// takes its creator's process's shard of the list.
-	child.userShard = uint8(t.tg.serial % userShards)
 	u.addMember(child)
 	var vforkDone chan struct{}
 	if flags&unix.CLONE_VFORK != 0 {

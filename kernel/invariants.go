@@ -79,8 +79,10 @@ func (c *checker) checkSharerCounts() {
 func (c *checker) checkUser(u *User) {
 	u.rlockAll()
 	n := 0
+	var perShard [userShards]int64
 	u.eachMemberLocked(func(t *Task) bool {
 		n++
+		perShard[t.userShard]++
 		if t.user.Load() != u || t.creds.Load().UID != u.uid {
 			c.fail("uid %d lists task %d of another user", u.uid, t.pid.Load().nrs[0])
 		}
@@ -93,12 +95,14 @@ func (c *checker) checkUser(u *User) {
 	if want := c.userTasks[u]; n != want {
 		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
 	}
-	want := int64(c.userTasks[u])
-	if !u.counted() {
-		want = 0
-	}
-	if got := u.tasks.Load(); got != want {
-		c.fail("uid %d counts %d tasks, %d are charged to it", u.uid, got, want)
+	for i := range u.shards {
+		want := perShard[i]
+		if !u.counted() {
+			want = 0
+		}
+		if got := u.shards[i].tasks.Load(); got != want {
+			c.fail("uid %d counts %d tasks in shard %d, %d are charged to it", u.uid, got, i, want)
+		}
 	}
 }
 

@@ -193,7 +193,7 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	linkTracerLocked(t, target, seize)
 	target.ptraceOptions = opts
 	if ttg.stopped && target.state.Load() == taskRunning {
-		target.groupStopOwed = true
+		target.jobctl.set(jobctlStopPending)
 	}
 	if !seize {
 		ttg.sendThreadSignalLocked(target, int(unix.SIGSTOP), true) // send_sig_info(SIGSTOP, SEND_SIG_PRIV)
@@ -308,7 +308,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		return unix.ESRCH
 	}
 	// A listening tracee is stopped, but ptrace_freeze_traced refuses it.
-	stopped := target.traceStop != 0 && !target.listening
+	stopped := target.traceStop != 0 && !target.jobctl.has(jobctlListening)
 	switch request {
 	case unix.PTRACE_KILL:
 		// send_sig_info(SIGKILL, SEND_SIG_NOINFO): the whole process
@@ -324,12 +324,12 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		// JOBCTL_TRAP_STOP: trapped at once if running, else after the
 		// tracer resumes it; refused by a thread already exiting.
 		if target.state.Load() == taskRunning && !target.killPending {
-			target.trapOwed = true
+			target.jobctl.set(jobctlTrapStop)
 			// ptrace_signal_wake_up sets the pending-signal flag: a
 			// sleep the tracee is in ends as for a stop (semop fails
 			// with EINTR; wait4 restarts once the trap is over).
 			target.interruptLocked(int(unix.SIGSTOP))
-			if target.listening {
+			if target.jobctl.has(jobctlListening) {
 				target.retrapLocked(t) // it leaves LISTEN and traps again
 			}
 			target.takeTraceStopLocked(t)
@@ -344,9 +344,9 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		}
 		// While it listens, wait does not report the trap
 		// (task_stopped_code).
-		target.listening = true
+		target.jobctl.set(jobctlListening)
 		target.traceReport = 0
-		if target.notifyOwed {
+		if target.jobctl.has(jobctlTrapNotify) {
 			// Notified since the trap began: trap again at once.
 			target.retrapLocked(t)
 		}

@@ -76,7 +76,7 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 	tracer.tg.tracees.pushFront(child, traceLinkOf)
 	tracer.nrTracees.Add(1)
 	if child.ptraceSeized {
-		child.trapOwed = true
+		child.jobctl.set(jobctlTrapStop)
 	} else {
 		child.tracePending |= sigBit(int(unix.SIGSTOP))
 	}

@@ -103,7 +103,7 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
-			t.groupStopOwed = true
+			t.jobctl.set(jobctlStopPending)
 			n++
 			t.nextTraceEventLocked()
 		}
@@ -175,16 +175,17 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
-		t.groupStopOwed, t.stopInCallOwed, t.stopDequeued = false, false, false
+		t.jobctl.clear(jobctlStopPending | jobctlStopDequeued)
+		t.stopInCallOwed = false
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
-			t.notifyOwed = true
+			t.jobctl.set(jobctlTrapNotify)
 			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
 			// a stop.
 			t.interruptLocked(int(unix.SIGSTOP))
-			if t.listening {
+			if t.jobctl.take(jobctlListening) {
 				// PTRACE_LISTEN's wake-up: the trap ends and is taken
 				// again, with the new state.
-				t.traceStop, t.listening = 0, false
+				t.traceStop = 0
 			}
 			t.nextTraceEventLocked()
 		}
@@ -230,7 +231,8 @@ func (tg *ThreadGroup) endJobControlLocked() {
 			continue
 		}
 		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
-		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		t.eventOwed = 0
+		t.jobctl.clear(jobctlPendingMask)
 		t.stopInCallOwed = false
 	}
 	tg.wakeStoppedLocked()

@@ -144,13 +144,12 @@ type Task struct {
 	// +checklocks:tg.mu
 	eventOwed   int32
 	traceZombie bool
+	// jobctl is the thread's job-control and ptrace-stop state
+	// (jobctl.go), guarded by its process's lock.
+	// +checklocks:tg.mu
+	jobctl jobctlBits
 	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
-	// the tracer may pass on, rather than a trap; listening
-	// (JOBCTL_LISTENING: in a PTRACE_EVENT_STOP trap that PTRACE_LISTEN
-	// let wait for the next notification, which ends the trap and makes
-	// it trap again); owing a group stop as a trap (JOBCTL_STOP_PENDING),
-	// a PTRACE_EVENT_STOP trap for PTRACE_INTERRUPT (JOBCTL_TRAP_STOP) or
-	// for a SIGCONT (JOBCTL_TRAP_NOTIFY).
+	// the tracer may pass on, rather than a trap.
 	// +checklocks:tg.mu
 	ptraceSeized bool
 	// +checklocks:tg.mu
@@ -159,14 +158,6 @@ type Task struct {
 	// from the process's queue rather than the thread's own.
 	// +checklocks:tg.mu
 	traceStopShared bool
-	// +checklocks:tg.mu
-	listening bool
-	// +checklocks:tg.mu
-	groupStopOwed bool
-	// +checklocks:tg.mu
-	trapOwed bool
-	// +checklocks:tg.mu
-	notifyOwed bool
 	// inKernel is set while the thread is inside a call that sleeps
 	// killably or works past the point where a trap could stop it
 	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
@@ -184,13 +175,6 @@ type Task struct {
 	// It is set under tg.mu; clearing it needs no lock, as the thread's
 	// own exit_notify takes tg.mu after it and hands on what it adopted.
 	exitEventDue atomic.Bool
-	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
-	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
-	// process or its part in a group stop. A stop signal its tracer
-	// passes on resuming it stops the process only while it is set
-	// (do_signal_stop): a SIGCONT in between wins.
-	// +checklocks:tg.mu
-	stopDequeued bool
 	// stopInCallOwed is JOBCTL_STOP_PENDING of an untraced thread that
 	// was asleep in an interruptible call when its process stopped: it
 	// takes part in the group stop once the call has taken the stop's

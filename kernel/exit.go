@@ -106,11 +106,9 @@ func (tg *ThreadGroup) groupExitStatus() (int32, bool) {
 // +checklocks:t.tg.mu
 func (t *Task) beginExitLocked(status int32) {
 	tg := t.tg
-	if t.jobctl.has(jobctlStopPending) || t.stopInCallOwed {
+	if t.jobctl.take(jobctlStopPending | jobctlStopInCall) {
 		// exit_signals: a thread that owes the group stop takes part
 		// in it as it exits.
-		t.jobctl.clear(jobctlStopPending)
-		t.stopInCallOwed = false
 		tg.participateLocked()
 	}
 	t.state.advance(taskRunning, taskExiting)

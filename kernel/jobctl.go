@@ -7,8 +7,11 @@ import (
 
 // jobctlBits is a thread's job-control and ptrace-stop state, Linux's
 // task->jobctl: the stops the thread owes and what kind of stop it is in.
-// Linux's bits keep their positions (include/linux/sched/jobctl.h). The
-// low 16 bits, where Linux keeps the signal of the last group stop
+// Linux's bits keep their positions (include/linux/sched/jobctl.h); the
+// model's own, from bit 32, stand for what Linux keeps elsewhere or knows
+// from where the thread is in its code.
+//
+// The low 16 bits, where Linux keeps the signal of the last group stop
 // (JOBCTL_STOP_SIGMASK), stay clear: the model keeps that signal once per
 // process (ThreadGroup.stopSig), which every thread's copy would equal
 // whenever it is read, since a trap reads it only while the process is
@@ -50,6 +53,18 @@ const (
 	// stopped tracee refuse it (ptrace_freeze_traced).
 	jobctlListening jobctlBits = 1 << 22
 
+	// The model's own bits, from bit 32.
+
+	// jobctlStopInCall is JOBCTL_STOP_PENDING of an untraced thread that
+	// was asleep in an interruptible call when its process stopped: it
+	// takes part in the group stop once the call has taken the stop's
+	// interrupt and so left its wait queue (joinStopLocked), as Linux's
+	// thread reaches do_signal_stop only on its way out of the call. The
+	// process's other untraced threads stop with it at once and owe
+	// nothing. It is kept apart from jobctlStopPending, which is taken as
+	// a trap: a thread attached while it owes this one owes both.
+	jobctlStopInCall jobctlBits = 1 << 32
+
 	// jobctlTrapMask is JOBCTL_TRAP_MASK: the PTRACE_EVENT_STOP traps.
 	jobctlTrapMask = jobctlTrapStop | jobctlTrapNotify
 	// jobctlPendingMask is JOBCTL_PENDING_MASK: the stops owed through
@@ -68,6 +83,7 @@ var jobctlNames = [...]struct {
 	{jobctlTrapStop, "TRAP_STOP"},
 	{jobctlTrapNotify, "TRAP_NOTIFY"},
 	{jobctlListening, "LISTENING"},
+	{jobctlStopInCall, "STOP_IN_CALL"},
 }
 
 // has reports whether any of bits is set.

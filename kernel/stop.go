@@ -132,7 +132,7 @@ func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 		}
 		t.interruptLocked(sig)
 		if t.tracer.Load() == nil {
-			t.stopInCallOwed = true
+			t.jobctl.set(jobctlStopInCall)
 			n++
 		}
 	}
@@ -175,8 +175,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
-		t.jobctl.clear(jobctlStopPending | jobctlStopDequeued)
-		t.stopInCallOwed = false
+		t.jobctl.clear(jobctlStopPending | jobctlStopInCall | jobctlStopDequeued)
 		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.jobctl.set(jobctlTrapNotify)
 			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
@@ -232,8 +231,7 @@ func (tg *ThreadGroup) endJobControlLocked() {
 		}
 		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
 		t.eventOwed = 0
-		t.jobctl.clear(jobctlPendingMask)
-		t.stopInCallOwed = false
+		t.jobctl.clear(jobctlPendingMask | jobctlStopInCall)
 	}
 	tg.wakeStoppedLocked()
 }

@@ -175,12 +175,6 @@ type Task struct {
 	// It is set under tg.mu; clearing it needs no lock, as the thread's
 	// own exit_notify takes tg.mu after it and hands on what it adopted.
 	exitEventDue atomic.Bool
-	// stopInCallOwed is JOBCTL_STOP_PENDING of an untraced thread that
-	// was asleep in an interruptible call when its process stopped: it
-	// takes part in the group stop once the call has taken the stop's
-	// interrupt and so left its wait queue.
-	// +checklocks:tg.mu
-	stopInCallOwed bool
 	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
 	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
 	// next execve fails with EAGAIN while it still is. A fork inherits

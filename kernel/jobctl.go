@@ -64,6 +64,24 @@ const (
 	// nothing. It is kept apart from jobctlStopPending, which is taken as
 	// a trap: a thread attached while it owes this one owes both.
 	jobctlStopInCall jobctlBits = 1 << 32
+	// jobctlSignalStop marks the ptrace stop the thread is in (its code
+	// in traceStop; Linux's JOBCTL_TRACED) as a signal-delivery stop,
+	// ptrace_signal's, whose signal the tracer may pass on, rather than a
+	// trap. Linux knows it from where the thread sleeps.
+	jobctlSignalStop jobctlBits = 1 << 33
+	// jobctlSignalShared, set only with jobctlSignalStop, marks that
+	// stop's signal as taken from the process's queue rather than the
+	// thread's own: the queue ptrace_signal puts it back on when a fatal
+	// signal ends the stop (the type dequeue_signal returns).
+	jobctlSignalShared jobctlBits = 1 << 34
+	// jobctlExitHeld is set while the thread's exit waits in its
+	// PTRACE_EVENT_EXIT stop (ptrace_event in do_exit), which only its
+	// tracer or a fatal wake-up ends (releaseExitLocked).
+	jobctlExitHeld jobctlBits = 1 << 35
+
+	// jobctlSignalStopMask is the kind of ptrace stop the thread is in,
+	// cleared when the stop ends.
+	jobctlSignalStopMask = jobctlSignalStop | jobctlSignalShared
 
 	// jobctlTrapMask is JOBCTL_TRAP_MASK: the PTRACE_EVENT_STOP traps.
 	jobctlTrapMask = jobctlTrapStop | jobctlTrapNotify
@@ -84,6 +102,9 @@ var jobctlNames = [...]struct {
 	{jobctlTrapNotify, "TRAP_NOTIFY"},
 	{jobctlListening, "LISTENING"},
 	{jobctlStopInCall, "STOP_IN_CALL"},
+	{jobctlSignalStop, "SIGNAL_STOP"},
+	{jobctlSignalShared, "SIGNAL_SHARED"},
+	{jobctlExitHeld, "EXIT_HELD"},
 }
 
 // has reports whether any of bits is set.

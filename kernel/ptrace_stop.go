@@ -149,7 +149,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		return
 	}
 	var code int32
-	signal := false
+	var kind jobctlBits // of the stop: a signal-delivery stop's bits, or none
 	switch {
 	case t.eventOwed != 0:
 		// ptrace_event: the call itself stops, before get_signal.
@@ -169,12 +169,17 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		code = t.eventStopCodeLocked()
 	case t.tracePending|t.traceShared != 0:
 		sig, shared := t.dequeueTraceSignalLocked()
-		code, signal, t.traceStopShared = int32(sig), true, shared
+		code, kind = int32(sig), jobctlSignalStop
+		if shared {
+			kind |= jobctlSignalShared
+		}
 		t.jobctl.set(jobctlStopDequeued)
 	default:
 		return
 	}
-	t.traceStop, t.traceStopSignal = code, signal
+	t.traceStop = code
+	t.jobctl.clear(jobctlSignalStopMask)
+	t.jobctl.set(kind)
 	tracer.tg.reportTraceStopLocked(t, code)
 }
 
@@ -245,14 +250,14 @@ func (tg *ThreadGroup) sendChildStopSignalLocked(to *Task) {
 // +checklocks:t.tg.mu
 func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 	tg := t.tg
-	if t.exitHeld {
+	if t.jobctl.has(jobctlExitHeld) {
 		t.releaseExitLocked() // its exit goes on; a signal passed is moot
 		tg.wakeStoppedLocked()
 		return
 	}
-	wasSignal := t.traceStopSignal
-	t.traceStop, t.traceStopSignal = 0, false
-	t.jobctl.clear(jobctlListening)
+	wasSignal := t.jobctl.has(jobctlSignalStop)
+	t.traceStop = 0
+	t.jobctl.clear(jobctlSignalStopMask | jobctlListening)
 	stale := sigDefaultStops(sig) && !t.jobctl.has(jobctlStopDequeued) && tg.sighand.Load().action(sig).Handler == SigDfl
 	if sig != 0 && wasSignal && !stale {
 		// get_signal acts on it as the tracee's own: SIGKILL and

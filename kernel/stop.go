@@ -225,13 +225,12 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.continued.Store(false)
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.exitHeld {
+		if t.jobctl.has(jobctlExitHeld) {
 			t.releaseExitLocked()
 			continue
 		}
-		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
-		t.eventOwed = 0
-		t.jobctl.clear(jobctlPendingMask | jobctlStopInCall)
+		t.traceStop, t.tracePending, t.traceShared, t.eventOwed = 0, 0, 0, 0
+		t.jobctl.clear(jobctlSignalStopMask | jobctlPendingMask | jobctlStopInCall)
 	}
 	tg.wakeStoppedLocked()
 }

@@ -148,26 +148,15 @@ type Task struct {
 	// (jobctl.go), guarded by its process's lock.
 	// +checklocks:tg.mu
 	jobctl jobctlBits
-	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
-	// the tracer may pass on, rather than a trap.
+	// ptraceSeized is set for a thread attached with PTRACE_SEIZE.
 	// +checklocks:tg.mu
 	ptraceSeized bool
-	// +checklocks:tg.mu
-	traceStopSignal bool
-	// traceStopShared marks a signal-delivery stop for a signal taken
-	// from the process's queue rather than the thread's own.
-	// +checklocks:tg.mu
-	traceStopShared bool
 	// inKernel is set while the thread is inside a call that sleeps
 	// killably or works past the point where a trap could stop it
 	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
 	// it leaves, as get_signal runs only on the way back to user space.
 	// +checklocks:tg.mu
 	inKernel bool
-	// exitHeld is set while the thread's exit waits in a
-	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
-	// +checklocks:tg.mu
-	exitHeld bool
 	// exitEventDue is set while an exiting thread whose tracer asked for
 	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
 	// there before exit_signals sets PF_EXITING, so until then the
@@ -509,7 +498,7 @@ func (t *Task) markKilledLocked() {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) findAliveThreadLocked() *Task {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if (t.state.Load() == taskRunning || t.exitHeld || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
 			return t
 		}
 	}

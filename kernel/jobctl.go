@@ -78,6 +78,17 @@ const (
 	// PTRACE_EVENT_EXIT stop (ptrace_event in do_exit), which only its
 	// tracer or a fatal wake-up ends (releaseExitLocked).
 	jobctlExitHeld jobctlBits = 1 << 35
+	// jobctlInKernel is set while the thread is inside a call that
+	// sleeps killably or works past the point where a trap could stop it
+	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
+	// it leaves (leaveKernel), as get_signal runs only on the way back
+	// to user space.
+	jobctlInKernel jobctlBits = 1 << 36
+	// jobctlSeized is PT_SEIZED, which Linux keeps in task->ptrace: the
+	// thread's tracer attached it with PTRACE_SEIZE (or it inherited a
+	// seizing tracer), so it owes PTRACE_EVENT_STOP traps where an
+	// attached thread owes a SIGSTOP or nothing.
+	jobctlSeized jobctlBits = 1 << 37
 
 	// jobctlSignalStopMask is the kind of ptrace stop the thread is in,
 	// cleared when the stop ends.
@@ -105,6 +116,8 @@ var jobctlNames = [...]struct {
 	{jobctlSignalStop, "SIGNAL_STOP"},
 	{jobctlSignalShared, "SIGNAL_SHARED"},
 	{jobctlExitHeld, "EXIT_HELD"},
+	{jobctlInKernel, "IN_KERNEL"},
+	{jobctlSeized, "SEIZED"},
 }
 
 // has reports whether any of bits is set.

@@ -6,6 +6,8 @@ import "testing"
 // names, take reports whether any of them was set, and String names what
 // is left.
 func TestJobctlBits(t *testing.T) {
+	const jobctlEvery = jobctlStopDequeued | jobctlPendingMask | jobctlListening | jobctlStopInCall |
+		jobctlSignalStopMask | jobctlExitHeld | jobctlInKernel | jobctlSeized
 	for _, tc := range []struct {
 		name     string
 		start    jobctlBits
@@ -35,9 +37,8 @@ func TestJobctlBits(t *testing.T) {
 			jobctlListening, true, "LISTENING"},
 		{"take none", jobctlListening, func(j *jobctlBits) bool { return j.take(jobctlPendingMask) },
 			jobctlListening, false, "LISTENING"},
-		{"every name", jobctlStopDequeued | jobctlPendingMask | jobctlListening | jobctlStopInCall | jobctlSignalStopMask | jobctlExitHeld, nil,
-			jobctlStopDequeued | jobctlPendingMask | jobctlListening | jobctlStopInCall | jobctlSignalStopMask | jobctlExitHeld, false,
-			"STOP_DEQUEUED|STOP_PENDING|TRAP_STOP|TRAP_NOTIFY|LISTENING|STOP_IN_CALL|SIGNAL_STOP|SIGNAL_SHARED|EXIT_HELD"},
+		{"every name", jobctlEvery, nil, jobctlEvery, false,
+			"STOP_DEQUEUED|STOP_PENDING|TRAP_STOP|TRAP_NOTIFY|LISTENING|STOP_IN_CALL|SIGNAL_STOP|SIGNAL_SHARED|EXIT_HELD|IN_KERNEL|SEIZED"},
 		{"unnamed bits in hex", jobctlTrapStop | 1<<5 | 1<<63, nil,
 			jobctlTrapStop | 1<<5 | 1<<63, false, "TRAP_STOP|0x8000000000000020"},
 	} {

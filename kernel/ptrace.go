@@ -262,7 +262,10 @@ func ptraceMayAccess(tracer, target *Task) bool {
 func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracee.tracer.Store(tracer)
 	tracee.tg.nrTraced.Add(1)
-	tracee.ptraceSeized = seize
+	tracee.jobctl.clear(jobctlSeized)
+	if seize {
+		tracee.jobctl.set(jobctlSeized)
+	}
 	tracer.tg.tracees.pushFront(tracee, traceLinkOf) // newest first, as ptrace_do_wait scans
 	tracer.nrTracees.Add(1)
 }
@@ -318,7 +321,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		}
 		return nil
 	case unix.PTRACE_INTERRUPT:
-		if !target.ptraceSeized {
+		if !target.jobctl.has(jobctlSeized) {
 			return unix.EIO
 		}
 		// JOBCTL_TRAP_STOP: trapped at once if running, else after the
@@ -339,7 +342,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		switch {
 		case !stopped:
 			return unix.ESRCH // ptrace_check_attach
-		case !target.ptraceSeized || target.traceStop>>8 != ptraceEventStop:
+		case !target.jobctl.has(jobctlSeized) || target.traceStop>>8 != ptraceEventStop:
 			return unix.EIO
 		}
 		// While it listens, wait does not report the trap

@@ -145,7 +145,7 @@ func (t *Task) ptraceStop() {
 // +checklocks:t.tg.mu
 func (t *Task) takeTraceStopLocked(tracer *Task) {
 	tg := t.tg
-	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.inKernel {
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.jobctl.has(jobctlInKernel) {
 		return
 	}
 	var code int32
@@ -160,7 +160,7 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 		t.jobctl.clear(jobctlStopPending | jobctlStopDequeued) // task_participate_group_stop
 		tg.participateLocked()
 		code = tg.stopSig
-		if t.ptraceSeized {
+		if t.jobctl.has(jobctlSeized) {
 			t.jobctl.clear(jobctlTrapMask) // a STOP trap clears both
 			code = t.eventStopCodeLocked()
 		}
@@ -184,12 +184,12 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 }
 
 // leaveKernel ends a stretch of a call during which the thread could take
-// no ptrace stop (inKernel): the stops it came to owe meanwhile are taken
+// no ptrace stop (jobctlInKernel): the stops it came to owe meanwhile are taken
 // now, after any ptrace_event stop the call raised, which comes first.
 func (t *Task) leaveKernel() {
 	// The process lock guards the thread's ptrace state.
 	t.tg.mu.Lock()
-	t.inKernel = false
+	t.jobctl.clear(jobctlInKernel)
 	t.nextTraceEventLocked()
 	t.tg.mu.Unlock()
 }

@@ -176,7 +176,7 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
 		t.jobctl.clear(jobctlStopPending | jobctlStopInCall | jobctlStopDequeued)
-		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
+		if t.jobctl.has(jobctlSeized) && t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.jobctl.set(jobctlTrapNotify)
 			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
 			// a stop.

@@ -135,6 +135,10 @@ type Task struct {
 	tracePending uint64
 	// +checklocks:tg.mu
 	traceShared uint64
+	// jobctl is the thread's job-control and ptrace-stop state
+	// (jobctl.go), guarded by its process's lock.
+	// +checklocks:tg.mu
+	jobctl jobctlBits
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees   atomic.Int32
@@ -144,19 +148,6 @@ type Task struct {
 	// +checklocks:tg.mu
 	eventOwed   int32
 	traceZombie bool
-	// jobctl is the thread's job-control and ptrace-stop state
-	// (jobctl.go), guarded by its process's lock.
-	// +checklocks:tg.mu
-	jobctl jobctlBits
-	// ptraceSeized is set for a thread attached with PTRACE_SEIZE.
-	// +checklocks:tg.mu
-	ptraceSeized bool
-	// inKernel is set while the thread is inside a call that sleeps
-	// killably or works past the point where a trap could stop it
-	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
-	// it leaves, as get_signal runs only on the way back to user space.
-	// +checklocks:tg.mu
-	inKernel bool
 	// exitEventDue is set while an exiting thread whose tracer asked for
 	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
 	// there before exit_signals sets PF_EXITING, so until then the

@@ -26,11 +26,12 @@ type jobctlBits uint64
 
 const (
 	// jobctlStopDequeued is JOBCTL_STOP_DEQUEUED: set as the thread
-	// enters a signal-delivery stop (dequeue_signal, ptrace_signal),
-	// cleared by a SIGCONT to its process and by its part in a group
-	// stop (task_clear_jobctl_pending, task_participate_group_stop). A
-	// stop signal its tracer passes on stops the process only while it
-	// is set (do_signal_stop): a SIGCONT in between wins.
+	// enters a signal-delivery stop (ptrace_signal; Linux's
+	// dequeue_signal sets it only for a stop signal), cleared by a
+	// SIGCONT to its process and by its part in a group stop
+	// (task_clear_jobctl_pending, task_participate_group_stop). A stop
+	// signal its tracer passes on stops the process only while it is set
+	// (do_signal_stop): a SIGCONT in between wins.
 	jobctlStopDequeued jobctlBits = 1 << 16
 	// jobctlStopPending is JOBCTL_STOP_PENDING of a traced thread: it
 	// owes its part in the group stop, as a trap its tracer hears of

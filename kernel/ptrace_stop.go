@@ -184,8 +184,9 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 }
 
 // leaveKernel ends a stretch of a call during which the thread could take
-// no ptrace stop (jobctlInKernel): the stops it came to owe meanwhile are taken
-// now, after any ptrace_event stop the call raised, which comes first.
+// no ptrace stop (jobctlInKernel): the stops it came to owe meanwhile are
+// taken now, after any ptrace_event stop the call raised, which comes
+// first.
 func (t *Task) leaveKernel() {
 	// The process lock guards the thread's ptrace state.
 	t.tg.mu.Lock()

@@ -45,8 +45,9 @@
 //     signal closes and the signal that closed it.
 //   - ThreadGroup.mu also guards the process's job-control state (stopped,
 //     the stop or continue its parent may still be told of, pending stop
-//     and fatal signals) and its threads' job queues of children with a
-//     stop or a continue to report.
+//     and fatal signals), each of its threads' jobctl word (jobctl.go: the
+//     stops it owes, the ptrace stop it is in) and its threads' job queues
+//     of children with a stop or a continue to report.
 //   - ProcessGroup.mu, a reader-writer lock, guards a group's member
 //     list; Session.mu a session's list of groups. Walks that act on a
 //     group's members (kill of a group, setpriority, the orphaned-group

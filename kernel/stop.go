@@ -213,7 +213,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // endJobControlLocked clears the job-control state when the process
 // starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
 // continue not yet reported is lost, and so are the ptrace stops its
-// threads are in or owe (SIGKILL wakes a traced thread); a thread whose
+// threads are in or owe, PTRACE_LISTEN's included (SIGKILL wakes a traced
+// thread); a thread whose
 // own exit waits at PTRACE_EVENT_EXIT is woken too and finishes it.
 //
 // Preconditions: tg.mu is held.
@@ -230,7 +231,9 @@ func (tg *ThreadGroup) endJobControlLocked() {
 			continue
 		}
 		t.traceStop, t.tracePending, t.traceShared, t.eventOwed = 0, 0, 0, 0
-		t.jobctl.clear(jobctlSignalStopMask | jobctlPendingMask | jobctlStopInCall)
+		// A SIGKILL ends a PTRACE_LISTEN trap as any other: the
+		// thread leaves ptrace_stop, which clears JOBCTL_LISTENING.
+		t.jobctl.clear(jobctlSignalStopMask | jobctlPendingMask | jobctlStopInCall | jobctlListening)
 	}
 	tg.wakeStoppedLocked()
 }

@@ -530,6 +530,7 @@ func (tg *ThreadGroup) notifyParent() bool {
 //
 // +checklocks:ptg.mu
 func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
+	tg.assertParentLocked()
 	ptg.unmarkJobLocked(tg) // a zombie reports only its exit
 	sig := int(tg.exitSignal)
 	if tg.parentExecSeq != ptg.execSeq.Load() {
@@ -576,6 +577,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 //
 // +checklocks:ptg.mu
 func (tg *ThreadGroup) unlinkFromParentLocked(ptg *ThreadGroup) {
+	tg.assertParentLocked()
 	ptg.children.remove(tg, siblingLinkOf)
 	tg.parent.Load().nrChildren.Add(-1)
 	ptg.nrChildren[waitClass(tg.exitSignal)]--

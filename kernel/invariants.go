@@ -388,12 +388,12 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 		c.fail("process %d is not on its parent's children list", id)
 	}
 	q := *ptg.readyQueueOf(tg)
-	inReady := tg.readyIdx >= 0 && tg.readyIdx < len(q) && q[tg.readyIdx] == tg
+	inReady := tg.readyIdx >= 0 && int(tg.readyIdx) < len(q) && q[tg.readyIdx] == tg
 	if zombie != inReady {
 		c.fail("process %d: zombie %v but on parent's ready list %v", id, zombie, inReady)
 	}
 	jq := *ptg.jobQueueOf(tg)
-	queued := tg.jobIdx >= 0 && tg.jobIdx < len(jq) && jq[tg.jobIdx] == tg
+	queued := tg.jobIdx >= 0 && int(tg.jobIdx) < len(jq) && jq[tg.jobIdx] == tg
 	if queued != (tg.jobIdx >= 0) {
 		c.fail("process %d: job queue index %d is stale", id, tg.jobIdx)
 	}
@@ -427,7 +427,7 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 			zombies[class] += len(q)
 			for i, ch := range q {
 				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
-					waitClass(ch.exitSignal) != class || ch.readyIdx != i {
+					waitClass(ch.exitSignal) != class || int(ch.readyIdx) != i {
 					c.fail("process %d: a ready queue holds %d, which is not its thread's zombie child of that class",
 						id, ch.leader.Load().pid.Load().nrs[0])
 				}
@@ -443,7 +443,7 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
 		for class, q := range th.jobs {
 			for i, ch := range q {
-				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || ch.jobIdx != i {
+				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || int(ch.jobIdx) != i {
 					c.fail("process %d: a job queue holds %d, which is not its thread's child of that class",
 						id, ch.leader.Load().pid.Load().nrs[0])
 				}

@@ -275,6 +275,7 @@ func linkTracerLocked(tracer, tracee *Task, seize bool) {
 //
 // +checklocks:tracer.tg.mu
 func unlinkTracerLocked(tracer, tracee *Task) (zombie bool) {
+	tracee.assertTracerLocked()
 	tracer.tg.tracees.remove(tracee, traceLinkOf)
 	tracer.nrTracees.Add(-1)
 	tracee.tracer.Store(nil)

@@ -246,6 +246,7 @@ func (t *Task) holdExitForTracer() bool {
 // +checklocksignore: the tracer's lock guards traceReport, which
 // checklocks cannot tie to t.
 func (t *Task) requeueStopSignalLocked() {
+	t.assertTracerLocked()
 	tg := t.tg
 	if tg.execTask != nil && !tg.groupExiting && t.traceStop != 0 && t.traceStopSignal &&
 		t.traceStopShared && t.traceReport != 0 {

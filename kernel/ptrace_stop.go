@@ -211,6 +211,7 @@ func (t *Task) eventStopCodeLocked() int32 {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
+	tracee.assertTracerLocked()
 	tracee.traceReport = code
 	tg.sendChildStopSignalLocked(tracee.tracer.Load())
 	tg.wakeWaitersLocked(tracee)
@@ -274,6 +275,7 @@ func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 // +checklocks:tracer.tg.mu
 // +checklocks:t.tg.mu
 func (t *Task) retrapLocked(tracer *Task) {
+	t.assertTracerLocked()
 	t.traceStop, t.listening = 0, false
 	t.traceReport = 0
 	t.takeTraceStopLocked(tracer)

@@ -16,15 +16,15 @@ import (
 type childQueue[I queueIndex] []*ThreadGroup
 
 // queueIndex picks a child's index field for one kind of queue.
-type queueIndex interface{ of(*ThreadGroup) *int }
+type queueIndex interface{ of(*ThreadGroup) *int32 }
 
 type zombieIndex struct{}
 
-func (zombieIndex) of(c *ThreadGroup) *int { return &c.readyIdx }
+func (zombieIndex) of(c *ThreadGroup) *int32 { return &c.readyIdx }
 
 type jobIndex struct{}
 
-func (jobIndex) of(c *ThreadGroup) *int { return &c.jobIdx }
+func (jobIndex) of(c *ThreadGroup) *int32 { return &c.jobIdx }
 
 // readyQueue holds zombies; jobQueue holds children with a stop or a
 // continue to report.
@@ -38,12 +38,12 @@ func (q childQueue[I]) Less(i, j int) bool { return q[i].sibOrd < q[j].sibOrd }
 func (q childQueue[I]) Swap(i, j int) {
 	var ix I
 	q[i], q[j] = q[j], q[i]
-	*ix.of(q[i]), *ix.of(q[j]) = i, j
+	*ix.of(q[i]), *ix.of(q[j]) = int32(i), int32(j)
 }
 func (q *childQueue[I]) Push(x any) {
 	var ix I
 	c := x.(*ThreadGroup)
-	*ix.of(c) = len(*q)
+	*ix.of(c) = int32(len(*q))
 	*q = append(*q, c)
 }
 func (q *childQueue[I]) Pop() any {
@@ -87,6 +87,7 @@ func (q childQueue[I]) inOrder() []*ThreadGroup {
 // +checklocksignore: c's parent thread is one of ptg's, which checklocks
 // cannot see through the parent pointer.
 func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().ready[waitClass(c.exitSignal)]
 }
 
@@ -107,7 +108,7 @@ func (ptg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
-	heap.Remove(ptg.readyQueueOf(c), c.readyIdx)
+	heap.Remove(ptg.readyQueueOf(c), int(c.readyIdx))
 	ptg.nrZombies[waitClass(c.exitSignal)]--
 }
 
@@ -119,6 +120,7 @@ func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
 // +checklocks:ptg.mu
 // +checklocksignore: as for readyQueueOf.
 func (ptg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().jobs[waitClass(c.exitSignal)]
 }
 
@@ -137,8 +139,9 @@ func (ptg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(ptg.jobQueueOf
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.jobIdx >= 0 {
-		heap.Remove(ptg.jobQueueOf(c), c.jobIdx)
+		heap.Remove(ptg.jobQueueOf(c), int(c.jobIdx))
 	}
 }
 
@@ -149,6 +152,7 @@ func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+	c.assertParentLocked()
 	if c.exitSignal == sig {
 		return
 	}
@@ -179,6 +183,8 @@ func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
 // +checklocks:ptg.mu
 // +checklocksignore: p.tg is ptg, which checklocks cannot see.
 func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
+	c.assertParentLocked()
+	p.assertProcessLocked()
 	if old := c.parent.Load(); old != nil {
 		old.nrChildren.Add(-1)
 	}
@@ -219,6 +225,7 @@ func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.readyIdx >= 0 {
 		ptg.unmarkReadyLocked(c)
 	}

@@ -240,7 +240,9 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 // +checklocks:to.mu
 func (to *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
 	leader := c.leader.Load()
-	if tracer := leader.tracer.Load(); leader.traceZombie && tracer != nil && tracer.tg == to {
+	// The leader's traceZombie is read only once its tracer is known to
+	// be a thread of to, whose lock guards it.
+	if tracer := leader.tracer.Load(); tracer != nil && tracer.tg == to && leader.traceZombie {
 		leader.traceZombie = false
 		c.exitState.Store(procZombie)
 		to.markReadyLocked(c)

@@ -109,20 +109,11 @@ type Task struct {
 	// mixes the runtime since then into the entropy pool.
 	started int64
 
-	// ptrace (ptrace.go): Linux traces threads, one by one. tracer is the
-	// thread tracing this one, nil if none; it is set with the tracer's
-	// and this thread's process locks held and cleared under the
-	// tracer's.
-	tracer atomic.Pointer[Task]
+	// ptrace (ptrace.go): Linux traces threads, one by one.
+	tracerView
 	// vforkDone, set for a CLONE_VFORK child, is closed when it execs or
 	// exits: its parent waits for that.
 	vforkDone atomic.Pointer[chan struct{}]
-	// The tracer's view of this thread, guarded by the tracer's
-	// ThreadGroup.mu, as a child's parent-side state is by its parent's:
-	// its place on the tracer's list, the code of a ptrace stop the
-	// tracer's wait may still report (0: none), and an exit that waits
-	// for the tracer's wait (C11).
-	traceLink link[Task]
 	// The thread's own ptrace state: its PTRACE_O_* options, the signals
 	// it will stop for (bit sig-1), sent to the thread itself
 	// (tracePending: its private queue) or to its process (traceShared:
@@ -137,13 +128,23 @@ type Task struct {
 	traceShared uint64
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
-	nrTracees   atomic.Int32
-	traceReport int32
+	nrTracees atomic.Int32
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
-	eventOwed   int32
-	traceZombie bool
+	eventOwed int32
+	// exitEventDue is set while an exiting thread whose tracer asked for
+	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
+	// there before exit_signals sets PF_EXITING, so until then the
+	// thread can still adopt its siblings' children (find_alive_thread).
+	// It is set under tg.mu; clearing it needs no lock, as the thread's
+	// own exit_notify takes tg.mu after it and hands on what it adopted.
+	exitEventDue atomic.Bool
+	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
+	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
+	// next execve fails with EAGAIN while it still is. A fork inherits
+	// it; a fork that passes the limit check clears the caller's.
+	nprocExceeded atomic.Bool
 	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
 	// the tracer may pass on, rather than a trap; listening
 	// (JOBCTL_LISTENING: in a PTRACE_EVENT_STOP trap that PTRACE_LISTEN
@@ -177,13 +178,6 @@ type Task struct {
 	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
 	// +checklocks:tg.mu
 	exitHeld bool
-	// exitEventDue is set while an exiting thread whose tracer asked for
-	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
-	// there before exit_signals sets PF_EXITING, so until then the
-	// thread can still adopt its siblings' children (find_alive_thread).
-	// It is set under tg.mu; clearing it needs no lock, as the thread's
-	// own exit_notify takes tg.mu after it and hands on what it adopted.
-	exitEventDue atomic.Bool
 	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
 	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
 	// process or its part in a group stop. A stop signal its tracer
@@ -197,17 +191,46 @@ type Task struct {
 	// interrupt and so left its wait queue.
 	// +checklocks:tg.mu
 	stopInCallOwed bool
-	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
-	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
-	// next execve fails with EAGAIN while it still is. A fork inherits
-	// it; a fork that passes the limit check clears the caller's.
-	nprocExceeded atomic.Bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
+
+// tracerView is the tracer's view of a traced thread: its tracer, its
+// place on the list of the tracer's process, the stop the tracer's wait
+// may still report and an exit that waits for that wait. As a child's
+// parentView is by its parent's, it is guarded by the tracer's process
+// lock, tracer.Load().tg.mu, which checklocks cannot name: the helpers
+// that touch the view assert that lock (assertTracerLocked).
+type tracerView struct {
+	// tracer is the thread tracing this one (ptrace's task->parent), nil
+	// if none. It is atomic so that the thread reads it without a lock;
+	// it is set with the tracer's and this thread's process locks held
+	// and cleared under the tracer's.
+	tracer    atomic.Pointer[Task]
+	traceLink link[Task]
+	// traceReport is the code of a ptrace stop the tracer's wait may
+	// still report (0: none).
+	traceReport int32
+	// traceZombie is set while the thread's exit waits for the tracer's
+	// wait (C11).
+	traceZombie bool
+}
+
+// assertTracerLocked reports, while lock checking is on, a caller that
+// does not hold the lock of the tracer's process, which guards the view
+// (lockdep_assert_held); it costs an atomic load otherwise. An untraced
+// thread's view has no guard.
+func (v *tracerView) assertTracerLocked() {
+	if !lockstat.Checking() {
+		return
+	}
+	if tracer := v.tracer.Load(); tracer != nil {
+		tracer.tg.mu.AssertHeld()
+	}
+}
 
 // ThreadGroup is a process: the threads that share a tgid, signal state
 // and a parent.
@@ -359,25 +382,8 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	credGuardFree chan struct{}
 
-	// The rest is the parent's view of this process, guarded by the
-	// parent's ThreadGroup.mu (checklocks cannot name a lock reached
-	// through a pointer that itself changes). parent is atomic so that
-	// getppid reads it without a lock; a writer holds the old and the new
-	// parent's locks.
-	parent atomic.Pointer[Task]
-	// exitSignal is the signal sent to the parent on exit (0: none).
-	exitSignal int32
-	// parentExecSeq is the parent's execSeq when this process was made.
-	parentExecSeq uint32
-	// exitState is procAlive, procZombie or procDead.
-	exitState   atomic.Int32
-	siblingLink link[ThreadGroup]
-	// sibOrd is this process's place on its parent thread's children
-	// list; readyIdx its index on that thread's ready queue, -1 if none.
-	sibOrd   uint64
-	readyIdx int
-	// jobIdx is the index on the parent thread's job queue, -1 if none.
-	jobIdx int
+	parentView
+
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink link[ThreadGroup]
 
@@ -387,7 +393,47 @@ type ThreadGroup struct {
 	tracees ilist[Task]
 }
 
+// parentView is the parent's view of a process: its parent thread, its
+// place on that thread's children list and on its ready and job queues,
+// and what its exit tells the parent. It is guarded by the parent's
+// process lock, parent.Load().tg.mu, which checklocks cannot name, as it
+// is reached through a pointer that reparenting changes: the helpers that
+// touch the view assert that lock (assertParentLocked), and callers hold
+// it as ptg.mu where ptg is the parent process.
+type parentView struct {
+	// parent is the parent thread (real_parent), nil for the root init
+	// and the idle task. It is atomic so that getppid and lockParentOf
+	// read it without a lock; a reparent holds the old and the new
+	// parent's locks.
+	parent atomic.Pointer[Task]
+	// exitSignal is the signal sent to the parent on exit (0: none).
+	exitSignal int32
+	// parentExecSeq is the parent's execSeq when this process was made.
+	parentExecSeq uint32
+	// exitState is procAlive, procZombie or procDead; it is atomic for
+	// readers without the parent's lock.
+	exitState atomic.Int32
+	// readyIdx is the process's index on its parent thread's ready queue,
+	// jobIdx on its job queue; -1 when it is not on the queue.
+	readyIdx, jobIdx int32
+	// sibOrd is the process's place on its parent thread's children list.
+	sibOrd      uint64
+	siblingLink link[ThreadGroup]
+}
+
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
+
+// assertParentLocked reports, while lock checking is on, a caller that
+// does not hold the lock of the parent process, which guards the view
+// (lockdep_assert_held); it costs an atomic load otherwise.
+func (v *parentView) assertParentLocked() {
+	if !lockstat.Checking() {
+		return
+	}
+	if p := v.parent.Load(); p != nil {
+		p.tg.mu.AssertHeld()
+	}
+}
 
 // initLock sets up the process lock, keyed for lockstat by its serial:
 // process locks nest in increasing serial (doc.go). The key is the serial
@@ -501,6 +547,19 @@ func (t *Task) dyingChanLocked() chan struct{} {
 		}
 	}
 	return t.dying
+}
+
+// assertProcessLocked reports, while lock checking is on, a caller that
+// does not hold t's process lock (lockdep_assert_held); it costs an atomic
+// load otherwise.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) assertProcessLocked() {
+	if lockstat.Checking() {
+		t.tg.mu.AssertHeld()
+	}
 }
 
 // markKilledLocked records a pending SIGKILL and wakes the thread's

@@ -109,9 +109,6 @@ func (t *Task) dequeueTraceSignalLocked() (sig int, shared bool) {
 }
 
 // ptraceStop takes the stop a traced thread owes, with its tracer's lock.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceStop() {
 	tg := t.tg
 	for {
@@ -125,13 +122,13 @@ func (t *Task) ptraceStop() {
 			tg.mu.Unlock()
 			return
 		}
-		unlock := lockPair(tracer.tg, tg) // the stop and the tracer's report
+		lockPair(tracer.tg, tg) // the stop and the tracer's report
 		if t.tracer.Load() == tracer {
 			t.takeTraceStopLocked(tracer)
-			unlock()
+			unlockPair(tracer.tg, tg)
 			return
 		}
-		unlock()
+		unlockPair(tracer.tg, tg)
 	}
 }
 

@@ -190,13 +190,3 @@ func (t *Task) traceeCountsLocked(c *Task, opts int) bool {
 	delayed := c == c.tg.leader.Load() && !c.traceZombie && c.tg.exitState.Load() == procAlive
 	return delayed && opts&unix.WCONTINUED != 0
 }
-
-// unlinkTraceeLocked is unlinkTracerLocked for a tracee of one of tg's
-// threads.
-//
-// Preconditions: tg.mu is held; c is on tg's tracee list.
-//
-// +checklocks:tg.mu
-// +checklocksignore: c's tracer is a thread of tg, which checklocks cannot
-// see through the tracer pointer.
-func (tg *ThreadGroup) unlinkTraceeLocked(c *Task) { unlinkTracerLocked(c.tracer.Load(), c) }

@@ -41,7 +41,6 @@ const SaRestart = 0x10000000
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
 	if target != nil {
 		return target

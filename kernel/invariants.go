@@ -419,10 +419,10 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: the threads' queues are guarded by tg.mu.
 func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 	var zombies [2]int
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for class, q := range th.ready {
 			zombies[class] += len(q)
 			for i, ch := range q {
@@ -441,6 +441,7 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 		c.fail("process %d: %v zombies queued, counted %v", id, zombies, tg.nrZombies)
 	}
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for class, q := range th.jobs {
 			for i, ch := range q {
 				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || int(ch.jobIdx) != i {

@@ -27,6 +27,7 @@ import (
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceSignalLocked(sig int, shared bool) {
+	t.assertProcessLocked()
 	if shared {
 		t.traceShared |= sigBit(sig)
 	} else {

@@ -85,7 +85,8 @@ func (q childQueue[I]) inOrder() []*ThreadGroup {
 //
 // +checklocks:ptg.mu
 // +checklocksignore: c's parent thread is one of ptg's, which checklocks
-// cannot see through the parent pointer.
+// cannot see through the parent pointer; assertParentLocked checks it at
+// run time.
 func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
 	c.assertParentLocked()
 	return &c.parent.Load().ready[waitClass(c.exitSignal)]
@@ -178,13 +179,13 @@ func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
 // children list (list_add_tail, list_splice_tail).
 //
 // Preconditions: ptg.mu is held, and so is the lock of c's previous parent
-// process if it has one; p is a thread of ptg; c is on no ready queue.
+// process if it has one; p is a thread of ptg (p.tg.mu is ptg.mu); c is
+// on no ready queue.
 //
 // +checklocks:ptg.mu
-// +checklocksignore: p.tg is ptg, which checklocks cannot see.
+// +checklocks:p.tg.mu
 func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
 	c.assertParentLocked()
-	p.assertProcessLocked()
 	if old := c.parent.Load(); old != nil {
 		old.nrChildren.Add(-1)
 	}
@@ -239,11 +240,10 @@ func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: the threads' queues are guarded by their t.tg.mu,
-// which is tg.mu.
 func (tg *ThreadGroup) readyChildrenLocked() []*ThreadGroup {
 	var cs []*ThreadGroup
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for _, q := range th.ready {
 			cs = append(cs, q...)
 		}

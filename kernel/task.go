@@ -553,6 +553,15 @@ func (t *Task) dyingChanLocked() chan struct{} {
 // does not hold t's process lock (lockdep_assert_held); it costs an atomic
 // load otherwise.
 //
+// It also tells checklocks what it cannot see in a loop over threads of a
+// process whose lock the caller holds: that a thread's t.tg is that
+// process. Called at the top of the loop body on a line marked
+// +checklocksforce, it makes checklocks take t.tg.mu as held for the rest
+// of the body, and lockstat checks that it is. The forced hold ends with
+// the body: checklocks does not carry it round the loop, but would count
+// it as one lock too many at a return or a break, which such a body must
+// not contain.
+//
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
@@ -587,12 +596,12 @@ func (t *Task) markKilledLocked() {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) findAliveThreadLocked() *Task {
-	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+func (tg *ThreadGroup) findAliveThreadLocked() (alive *Task) {
+	for t := tg.threads.head; t != nil && alive == nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if (t.state.Load() == taskRunning || t.exitHeld || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
-			return t
+			alive = t
 		}
 	}
-	return nil
+	return alive
 }

@@ -224,11 +224,19 @@ type tracerView struct {
 // (lockdep_assert_held); it costs an atomic load otherwise. An untraced
 // thread's view has no guard.
 func (v *tracerView) assertTracerLocked() {
-	if !lockstat.Checking() {
-		return
+	if lockstat.Checking() {
+		assertLockOf(&v.tracer)
 	}
-	if tracer := v.tracer.Load(); tracer != nil {
-		tracer.tg.mu.AssertHeld()
+}
+
+// assertLockOf is the assertion of assertTracerLocked and
+// assertParentLocked, out of line so that they inline to their test of
+// lockstat.Checking: it reports a caller that does not hold the process
+// lock of the thread p points to. A nil p, no parent or no tracer, asks
+// for no lock.
+func assertLockOf(p *atomic.Pointer[Task]) {
+	if t := p.Load(); t != nil {
+		t.tg.mu.AssertHeld()
 	}
 }
 
@@ -425,13 +433,11 @@ func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink 
 
 // assertParentLocked reports, while lock checking is on, a caller that
 // does not hold the lock of the parent process, which guards the view
-// (lockdep_assert_held); it costs an atomic load otherwise.
+// (lockdep_assert_held); it costs an atomic load otherwise. The root
+// init's view has no guard.
 func (v *parentView) assertParentLocked() {
-	if !lockstat.Checking() {
-		return
-	}
-	if p := v.parent.Load(); p != nil {
-		p.tg.mu.AssertHeld()
+	if lockstat.Checking() {
+		assertLockOf(&v.parent)
 	}
 }
 
@@ -550,8 +556,8 @@ func (t *Task) dyingChanLocked() chan struct{} {
 }
 
 // assertProcessLocked reports, while lock checking is on, a caller that
-// does not hold t's process lock (lockdep_assert_held); it costs an atomic
-// load otherwise.
+// does not hold t's process lock (lockdep_assert_held); it costs a load of
+// t.tg and an atomic load otherwise.
 //
 // It also tells checklocks what it cannot see in a loop over threads of a
 // process whose lock the caller holds: that a thread's t.tg is that
@@ -565,11 +571,7 @@ func (t *Task) dyingChanLocked() chan struct{} {
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) assertProcessLocked() {
-	if lockstat.Checking() {
-		t.tg.mu.AssertHeld()
-	}
-}
+func (t *Task) assertProcessLocked() { t.tg.mu.AssertHeld() }
 
 // markKilledLocked records a pending SIGKILL and wakes the thread's
 // blocking calls.

@@ -335,7 +335,7 @@ func (m *Mutex) Unlock() {
 // costs an atomic load, inlined. A hold acquired while checking was off is
 // not tracked: AssertHeld then reports only that m is not held at all.
 func (m *Mutex) AssertHeld() {
-	if mode.Load()&modeCheck != 0 && m.st.class != nil {
+	if mode.Load()&modeCheck != 0 {
 		m.assertHeld()
 	}
 }
@@ -344,6 +344,9 @@ func (m *Mutex) AssertHeld() {
 // wrote m.st.owner before the caller, if that is the holder, acquired it;
 // the caller reads it only once m is known to be held.
 func (m *Mutex) assertHeld() {
+	if m.st.class == nil {
+		return
+	}
 	g, ok := holds(&m.st)
 	if ok {
 		return
@@ -477,13 +480,16 @@ func (rw *RWMutex) RUnlock() {
 // writing. It does nothing otherwise, at the cost of an atomic load, and
 // it cannot see holds acquired while checking was off.
 func (rw *RWMutex) AssertHeld() {
-	if mode.Load()&modeCheck != 0 && rw.st.class != nil {
+	if mode.Load()&modeCheck != 0 {
 		rw.assertHeld()
 	}
 }
 
 // assertHeld is AssertHeld with checking on.
 func (rw *RWMutex) assertHeld() {
+	if rw.st.class == nil {
+		return
+	}
 	if g, ok := holds(&rw.st); !ok {
 		reportNotHeld(g, &rw.st)
 	}

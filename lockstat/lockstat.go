@@ -340,9 +340,11 @@ func (m *Mutex) AssertHeld() {
 	}
 }
 
-// assertHeld is AssertHeld with checking on. The exclusive holder of m
-// wrote m.st.owner before the caller, if that is the holder, acquired it;
-// the caller reads it only once m is known to be held.
+// assertHeld is AssertHeld with checking on. A hold the checker did not
+// track leaves m.st.owner 0. The caller reads it only once m is known to
+// be held: if the caller is the holder, as AssertHeld expects, its own
+// acquisition ordered every write of owner before the read; if another
+// goroutine is, the caller is at fault, and the read may race.
 func (m *Mutex) assertHeld() {
 	if m.st.class == nil {
 		return

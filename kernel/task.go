@@ -232,8 +232,8 @@ func (v *tracerView) assertTracerLocked() {
 // assertLockOf is the assertion of assertTracerLocked and
 // assertParentLocked, out of line so that they inline to their test of
 // lockstat.Checking: it reports a caller that does not hold the process
-// lock of the thread p points to. A nil p, no parent or no tracer, asks
-// for no lock.
+// lock of the thread p points to. When p points to none (no parent, no
+// tracer), no lock is asked for.
 func assertLockOf(p *atomic.Pointer[Task]) {
 	if t := p.Load(); t != nil {
 		t.tg.mu.AssertHeld()
@@ -565,8 +565,8 @@ func (t *Task) dyingChanLocked() chan struct{} {
 // +checklocksforce, it makes checklocks take t.tg.mu as held for the rest
 // of the body, and lockstat checks that it is. The forced hold ends with
 // the body: checklocks does not carry it round the loop, but would count
-// it as one lock too many at a return or a break, which such a body must
-// not contain.
+// it as one lock too many at a return, so such a body must neither return
+// nor break out of the loop.
 //
 // Preconditions: t.tg.mu is held.
 //

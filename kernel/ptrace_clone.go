@@ -53,14 +53,11 @@ func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) *Tas
 // PTRACE_EVENT_STOP trap if seized. A tracer that began exiting meanwhile
 // traces it no longer, as TRACEME declines an exiting parent (D10): the
 // tracer's exit_ptrace, which runs after that mark, never saw the child.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (child *Task) finishInheritedTrace(tracer *Task) {
 	if tracer == nil {
 		return
 	}
-	unlock := lockPair(tracer.tg, child.tg) // the two ends of the link
+	lockPair(tracer.tg, child.tg) // the two ends of the link
 	if tracer.state.Load() != taskRunning {
 		child.tracer.Store(nil)
 		child.tg.nrTraced.Add(-1)
@@ -68,7 +65,7 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 		child.ptraceOptions = 0
 		zombie := child.traceZombie
 		child.traceZombie = false
-		unlock()
+		unlockPair(tracer.tg, child.tg)
 		if zombie {
 			child.handOffTracedNow() // its exit waited for a tracer that is gone
 		}
@@ -82,7 +79,7 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 		child.tracePending |= sigBit(int(unix.SIGSTOP))
 	}
 	child.takeTraceStopLocked(tracer)
-	unlock()
+	unlockPair(tracer.tg, child.tg)
 }
 
 // raiseTraceEvent is ptrace_event: a tracee whose tracer asked for the

@@ -109,6 +109,7 @@ func (t *Task) firstReadyTraceeOfThreadLocked(th *Task, sel waitSelector, opts i
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
+	c.assertTracerLocked()
 	if t.tracedZombieLocked(c) {
 		return opts&unix.WEXITED != 0
 	}
@@ -125,6 +126,7 @@ func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
 //
 // +checklocks:t.tg.mu
 func (t *Task) tracedZombieLocked(c *Task) bool {
+	c.assertTracerLocked()
 	return c.traceZombie ||
 		c == c.tg.leader.Load() && c.tg.isChildOf(t.tg) && c.tg.exitState.Load() == procZombie
 }
@@ -181,19 +183,10 @@ func (t *Task) anyTraceeLocked(sel waitSelector, opts int) bool {
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceeCountsLocked(c *Task, opts int) bool {
+	c.assertTracerLocked()
 	if c.state.Load() < taskZombie || opts&unix.WEXITED != 0 {
 		return true
 	}
 	delayed := c == c.tg.leader.Load() && !c.traceZombie && c.tg.exitState.Load() == procAlive
 	return delayed && opts&unix.WCONTINUED != 0
 }
-
-// unlinkTraceeLocked is unlinkTracerLocked for a tracee of one of tg's
-// threads.
-//
-// Preconditions: tg.mu is held; c is on tg's tracee list.
-//
-// +checklocks:tg.mu
-// +checklocksignore: c's tracer is a thread of tg, which checklocks cannot
-// see through the tracer pointer.
-func (tg *ThreadGroup) unlinkTraceeLocked(c *Task) { unlinkTracerLocked(c.tracer.Load(), c) }

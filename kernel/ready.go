@@ -16,15 +16,15 @@ import (
 type childQueue[I queueIndex] []*ThreadGroup
 
 // queueIndex picks a child's index field for one kind of queue.
-type queueIndex interface{ of(*ThreadGroup) *int }
+type queueIndex interface{ of(*ThreadGroup) *int32 }
 
 type zombieIndex struct{}
 
-func (zombieIndex) of(c *ThreadGroup) *int { return &c.readyIdx }
+func (zombieIndex) of(c *ThreadGroup) *int32 { return &c.readyIdx }
 
 type jobIndex struct{}
 
-func (jobIndex) of(c *ThreadGroup) *int { return &c.jobIdx }
+func (jobIndex) of(c *ThreadGroup) *int32 { return &c.jobIdx }
 
 // readyQueue holds zombies; jobQueue holds children with a stop or a
 // continue to report.
@@ -38,12 +38,12 @@ func (q childQueue[I]) Less(i, j int) bool { return q[i].sibOrd < q[j].sibOrd }
 func (q childQueue[I]) Swap(i, j int) {
 	var ix I
 	q[i], q[j] = q[j], q[i]
-	*ix.of(q[i]), *ix.of(q[j]) = i, j
+	*ix.of(q[i]), *ix.of(q[j]) = int32(i), int32(j)
 }
 func (q *childQueue[I]) Push(x any) {
 	var ix I
 	c := x.(*ThreadGroup)
-	*ix.of(c) = len(*q)
+	*ix.of(c) = int32(len(*q))
 	*q = append(*q, c)
 }
 func (q *childQueue[I]) Pop() any {
@@ -85,8 +85,10 @@ func (q childQueue[I]) inOrder() []*ThreadGroup {
 //
 // +checklocks:ptg.mu
 // +checklocksignore: c's parent thread is one of ptg's, which checklocks
-// cannot see through the parent pointer.
+// cannot see through the parent pointer; assertParentLocked checks it at
+// run time.
 func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().ready[waitClass(c.exitSignal)]
 }
 
@@ -107,7 +109,7 @@ func (ptg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
-	heap.Remove(ptg.readyQueueOf(c), c.readyIdx)
+	heap.Remove(ptg.readyQueueOf(c), int(c.readyIdx))
 	ptg.nrZombies[waitClass(c.exitSignal)]--
 }
 
@@ -119,6 +121,7 @@ func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
 // +checklocks:ptg.mu
 // +checklocksignore: as for readyQueueOf.
 func (ptg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().jobs[waitClass(c.exitSignal)]
 }
 
@@ -137,8 +140,9 @@ func (ptg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(ptg.jobQueueOf
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.jobIdx >= 0 {
-		heap.Remove(ptg.jobQueueOf(c), c.jobIdx)
+		heap.Remove(ptg.jobQueueOf(c), int(c.jobIdx))
 	}
 }
 
@@ -149,6 +153,7 @@ func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+	c.assertParentLocked()
 	if c.exitSignal == sig {
 		return
 	}
@@ -174,11 +179,13 @@ func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
 // children list (list_add_tail, list_splice_tail).
 //
 // Preconditions: ptg.mu is held, and so is the lock of c's previous parent
-// process if it has one; p is a thread of ptg; c is on no ready queue.
+// process if it has one; p is a thread of ptg (p.tg.mu is ptg.mu); c is
+// on no ready queue.
 //
 // +checklocks:ptg.mu
-// +checklocksignore: p.tg is ptg, which checklocks cannot see.
+// +checklocks:p.tg.mu
 func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
+	c.assertParentLocked()
 	if old := c.parent.Load(); old != nil {
 		old.nrChildren.Add(-1)
 	}
@@ -219,6 +226,7 @@ func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
 //
 // +checklocks:ptg.mu
 func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.readyIdx >= 0 {
 		ptg.unmarkReadyLocked(c)
 	}
@@ -232,11 +240,10 @@ func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: the threads' queues are guarded by their t.tg.mu,
-// which is tg.mu.
 func (tg *ThreadGroup) readyChildrenLocked() []*ThreadGroup {
 	var cs []*ThreadGroup
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for _, q := range th.ready {
 			cs = append(cs, q...)
 		}

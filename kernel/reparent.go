@@ -54,16 +54,14 @@ func (father *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zom
 //
 // Children the new reaper does not want, and the father if its parent
 // does not, go on dead.
-//
-// +checklocksignore: lockNewReaper returns holding a lock it chooses at
-// run time; lockstat checks the order.
 func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool) {
 	tg := father.tg
 	var moved []*ThreadGroup
 	autoreap, across := false, false
-	if reaper, rtg := father.lockNewReaper(); rtg == tg {
+	reaper := father.lockNewReaper()
+	if rtg := reaper.tg; rtg == tg {
 		moved = tg.moveChildrenWithinLocked(father, reaper)
-		tg.mu.Unlock()
+		unlockPair(rtg, tg)
 	} else {
 		across = true
 		var unwanted []*ThreadGroup
@@ -75,8 +73,7 @@ func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool)
 			zombie = true
 			autoreap = father.becomeZombieLocked(rtg)
 		}
-		tg.mu.Unlock()
-		rtg.mu.Unlock()
+		unlockPair(rtg, tg)
 	}
 	deliverPdeathSignals(father, moved, q)
 	if across {
@@ -94,13 +91,15 @@ func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool)
 
 // lockNewReaper finds the reaper for an exiting thread whose process has
 // no live thread left (find_new_reaper, steps 2 and 3) and returns it with
-// its process's lock and father's process lock held, in serial order (one
-// lock when the reaper is a thread of father's own process). A candidate
-// that turns out to be exiting is skipped.
+// its process's lock and father's process lock held, as lockPair takes
+// them: one lock when the reaper is a thread of father's own process. A
+// candidate that turns out to be exiting is skipped.
 //
-// +checklocksignore: it returns holding locks chosen at run time; lockstat
-// checks their order.
-func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
+// +checklocksacquire:father.tg.mu
+// +checklocksacquire:reaper.tg.mu
+// +checklocksignore: it returns holding the locks of the candidate it
+// settles on, which checklocks cannot follow through the loop.
+func (father *Task) lockNewReaper() (reaper *Task) {
 	tg := father.tg
 	for {
 		if tg.hasChildSubreaper.Load() {
@@ -113,30 +112,22 @@ func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
 					continue
 				}
 				// An ancestor's serial is lower: its lock comes first.
-				stg.mu.Lock()
-				tg.mu.Lock()
+				lockPair(stg, tg)
 				if alive := stg.findAliveThreadLocked(); alive != nil {
-					return alive, stg
+					return alive
 				}
-				tg.mu.Unlock()
-				stg.mu.Unlock()
+				unlockPair(stg, tg)
 			}
 		}
-		reaper := tg.ns.childReaper.Load()
+		reaper = tg.ns.childReaper.Load()
 		rtg := reaper.tg
 		// The namespace init's serial is lower than any other process's
 		// in the namespace.
-		rtg.mu.Lock()
-		if rtg != tg {
-			tg.mu.Lock()
-		}
+		lockPair(rtg, tg)
 		if tg.ns.childReaper.Load() == reaper && !reaper.childrenClosed.Load() {
-			return reaper, rtg
+			return reaper
 		}
-		if rtg != tg {
-			tg.mu.Unlock()
-		}
-		rtg.mu.Unlock()
+		unlockPair(rtg, tg)
 	}
 }
 
@@ -170,6 +161,7 @@ func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadG
 			tg.unmarkReadyLocked(c)
 		}
 		tg.unmarkJobLocked(c)
+		reaper.assertProcessLocked() // +checklocksforce: reaper is a thread of tg
 		tg.adoptLocked(c, reaper)
 		if zombie {
 			tg.markReadyLocked(c)
@@ -240,7 +232,9 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 // +checklocks:to.mu
 func (to *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
 	leader := c.leader.Load()
-	if tracer := leader.tracer.Load(); leader.traceZombie && tracer != nil && tracer.tg == to {
+	// The leader's traceZombie is read only once its tracer is known to
+	// be a thread of to, whose lock guards it.
+	if tracer := leader.tracer.Load(); tracer != nil && tracer.tg == to && leader.traceZombie {
 		leader.traceZombie = false
 		c.exitState.Store(procZombie)
 		to.markReadyLocked(c)

@@ -214,7 +214,7 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		// whatever its disposition (ptrace_signal): its tracer decides.
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
-			tg.traceThreadSignalLocked(taker, sig, shared)
+			taker.traceSignalLocked(sig, shared) // +checklocksignore: taker.tg is tg, asserted there
 			return
 		}
 		if tg.signalActionLocked(sig, force) == sigIgnored {
@@ -267,16 +267,6 @@ func (tg *ThreadGroup) signalActionLocked(sig int, force bool) signalAction {
 		return sigStops
 	}
 	return sigKills
-}
-
-// traceThreadSignalLocked is traceSignalLocked for thread t of tg.
-//
-// Preconditions: tg.mu is held; t is a traced thread of tg.
-//
-// +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int, shared bool) {
-	t.traceSignalLocked(sig, shared)
 }
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
@@ -371,10 +361,9 @@ func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 // Preconditions: tg.mu is held; target, if not nil, is a thread of tg.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
 	if target = tg.signalTakerLocked(target); target != nil {
-		target.interruptLocked(sig)
+		target.interruptLocked(sig) // +checklocksignore: target.tg is tg, asserted there
 	}
 }
 
@@ -390,9 +379,9 @@ var stopSignals = sigBit(int(unix.SIGSTOP)) | sigBit(int(unix.SIGTSTP)) | sigBit
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) flushTracedLocked(set uint64) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		t.tracePending &^= set
 		t.traceShared &^= set
 	}

@@ -377,13 +377,13 @@ func (t *Task) readyChildLocked(sel waitSelector, opts int) (*ThreadGroup, bool)
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
-// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
 func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
 	if opts&unix.WEXITED == 0 {
 		return nil
 	}
 	var best *ThreadGroup
 	for _, class := range classes(opts) {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of t.tg
 		c := th.ready[class].first()
 		if !sel.all {
 			c = nil
@@ -412,13 +412,13 @@ func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *T
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
-// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
 func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
 	if opts&(unix.WUNTRACED|unix.WCONTINUED) == 0 {
 		return nil
 	}
 	var best *ThreadGroup
 	for _, class := range classes(opts) {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of t.tg
 		for _, c := range th.jobs[class].inOrder() {
 			if best != nil && c.sibOrd > best.sibOrd {
 				break

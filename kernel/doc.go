@@ -41,7 +41,7 @@
 //   - SignalHandlers.mu serialises sigaction on one handler table, which
 //     processes created with CLONE_SIGHAND share.
 //   - ThreadGroup.mu also guards each of its threads' interrupt state
-//     (sigintr.go): whether it is in an interruptible call, the channel a
+//     (signal_intr.go): whether it is in an interruptible call, the channel a
 //     signal closes and the signal that closed it.
 //   - ThreadGroup.mu also guards the process's job-control state (stopped,
 //     the stop or continue its parent may still be told of, pending stop

@@ -364,12 +364,12 @@ func (t *Task) signalTracer() {
 // signalTracerLocked sends SIGCHLD for tracee c through its tracer thread
 // and wakes the tracer's waiters.
 //
-// Preconditions: ttg.mu is held; tracer, a thread of ttg, traces c.
+// Preconditions: tg.mu is held; tracer, a thread of tg, traces c.
 //
-// +checklocks:ttg.mu
-func (ttg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
-	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
-	ttg.wakeWaitersLocked(c)
+// +checklocks:tg.mu
+func (tg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
+	tg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
+	tg.wakeWaitersLocked(c)
 }
 
 // claimLeaderNotifyLocked reports whether the caller is the one to notify

@@ -112,20 +112,20 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 // parent (do_notify_parent again; the status is delivered twice, C11),
 // and goes on dead if the parent does not want it; another thread goes
 // on dead.
-func (c *Task) handOffTraced(dead *deadList) {
-	if c != c.tg.leader.Load() {
-		dead.threads.push(c)
+func (t *Task) handOffTraced(dead *deadList) {
+	if t != t.tg.leader.Load() {
+		dead.threads.push(t)
 		return
 	}
-	if c.tg.notifyParent() {
-		dead.groups.push(c.tg)
+	if t.tg.notifyParent() {
+		dead.groups.push(t.tg)
 	}
 }
 
 // handOffTracedNow is handOffTraced in a table section of its own, as
 // wait_task_zombie hands a traced zombie on under tasklist_lock, with the
 // release after it.
-func (c *Task) handOffTracedNow() { c.k.inSection(plan.Release, c.handOffTraced) }
+func (t *Task) handOffTracedNow() { t.k.inSection(plan.Release, t.handOffTraced) }
 
 // reapIfParentIgnores is __ptrace_detach's release of a zombie leader
 // whose tracer was a thread of its real parent's process, which waits for

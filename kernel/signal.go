@@ -149,8 +149,8 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 // namespace init with SIGKILL or SIGSTOP, and for signals the kernel
 // generates. SIGCONT continues a stopped process whatever its disposition;
 // a handled signal interrupts the interruptible sleep (wait4, waitid,
-// semop) of the thread complete_signal picks (sigintr.go); a default-action
-// stop signal stops the process soon after (stop.go); a fatal one makes
+// semop) of the thread complete_signal picks (signal_intr.go); a default-action
+// stop signal stops the process soon after (signal_stop.go); a fatal one makes
 // the whole group exit, or waits until a stopped process is continued.
 //
 // A fatal signal's exits run on a goroutine of their own, or, when b is
@@ -428,7 +428,7 @@ func (tg *ThreadGroup) sendSignalViaLocked(p *Task, sig int, force bool, b *exit
 	tg.sendSignalToLocked(p, true, sig, force, b)
 }
 
-// forcesOn reports whether a signal sender sends to tg is forced: the
-// sender is invisible in tg's namespace, so it lives in an ancestor one
+// forcesOn reports whether a signal t sends to tg is forced: the sender
+// is invisible in tg's namespace, so it lives in an ancestor one
 // (send_signal_locked's SEND_SIG_NOINFO case).
-func (sender *Task) forcesOn(tg *ThreadGroup) bool { return sender.pid.Load().nrIn(tg.ns) == 0 }
+func (t *Task) forcesOn(tg *ThreadGroup) bool { return t.pid.Load().nrIn(tg.ns) == 0 }

@@ -54,7 +54,7 @@ type Task struct {
 	// intrArmed is set while the thread sleeps in an interruptible call
 	// (wait4, waitid, semop); intr (below), made on first use, is closed
 	// when a signal interrupts that sleep, and intrSig records which one
-	// until the call takes it (sigintr.go).
+	// until the call takes it (signal_intr.go).
 	// +checklocks:tg.mu
 	intrArmed bool
 	// groupDead is set on the thread whose exit ended its process (the
@@ -306,7 +306,7 @@ type ThreadGroup struct {
 	nrZombies [2]int32
 	// waiters are the threads of the process asleep in wait4 or waitid
 	// (wait_chldexit), each woken only by news of a task it waits for
-	// (waitqueue.go).
+	// (wait_queue.go).
 	// +checklocks:mu
 	waiters []*childWait
 

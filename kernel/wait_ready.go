@@ -81,13 +81,13 @@ func (q childQueue[I]) inOrder() []*ThreadGroup {
 
 // readyQueueOf returns the queue of c's parent thread for c's wait class.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-// +checklocksignore: c's parent thread is one of ptg's, which checklocks
+// +checklocks:tg.mu
+// +checklocksignore: c's parent thread is one of tg's, which checklocks
 // cannot see through the parent pointer; assertParentLocked checks it at
 // run time.
-func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
+func (tg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
 	c.assertParentLocked()
 	return &c.parent.Load().ready[waitClass(c.exitSignal)]
 }
@@ -95,96 +95,96 @@ func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
 // markReadyLocked queues a child that became a zombie for its parent's
 // waiters.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
-	heap.Push(ptg.readyQueueOf(c), c)
-	ptg.nrZombies[waitClass(c.exitSignal)]++
+// +checklocks:tg.mu
+func (tg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
+	heap.Push(tg.readyQueueOf(c), c)
+	tg.nrZombies[waitClass(c.exitSignal)]++
 }
 
 // unmarkReadyLocked takes a child off its parent thread's ready queue.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process; c is queued.
+// Preconditions: tg.mu is held; tg is c's parent process; c is queued.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
-	heap.Remove(ptg.readyQueueOf(c), int(c.readyIdx))
-	ptg.nrZombies[waitClass(c.exitSignal)]--
+// +checklocks:tg.mu
+func (tg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
+	heap.Remove(tg.readyQueueOf(c), int(c.readyIdx))
+	tg.nrZombies[waitClass(c.exitSignal)]--
 }
 
 // jobQueueOf returns the job queue of c's parent thread for c's wait
 // class.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
+// +checklocks:tg.mu
 // +checklocksignore: as for readyQueueOf.
-func (ptg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+func (tg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
 	c.assertParentLocked()
 	return &c.parent.Load().jobs[waitClass(c.exitSignal)]
 }
 
 // markJobLocked queues a child with a stop or continue to report.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process; c is not on
+// Preconditions: tg.mu is held; tg is c's parent process; c is not on
 // a job queue.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(ptg.jobQueueOf(c), c) }
+// +checklocks:tg.mu
+func (tg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(tg.jobQueueOf(c), c) }
 
 // unmarkJobLocked takes a child off its parent thread's job queue, if it
 // is on it.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
 	c.assertParentLocked()
 	if c.jobIdx >= 0 {
-		heap.Remove(ptg.jobQueueOf(c), int(c.jobIdx))
+		heap.Remove(tg.jobQueueOf(c), int(c.jobIdx))
 	}
 }
 
 // setExitSignalLocked changes child c's exit signal, moving it to the wait
 // class the new signal puts it in.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
 	c.assertParentLocked()
 	if c.exitSignal == sig {
 		return
 	}
 	ready, job := c.readyIdx >= 0, c.jobIdx >= 0
 	if ready {
-		ptg.unmarkReadyLocked(c)
+		tg.unmarkReadyLocked(c)
 	}
 	if job {
-		ptg.unmarkJobLocked(c)
+		tg.unmarkJobLocked(c)
 	}
-	ptg.nrChildren[waitClass(c.exitSignal)]--
+	tg.nrChildren[waitClass(c.exitSignal)]--
 	c.exitSignal = sig
-	ptg.nrChildren[waitClass(sig)]++
+	tg.nrChildren[waitClass(sig)]++
 	if ready {
-		ptg.markReadyLocked(c)
+		tg.markReadyLocked(c)
 	}
 	if job {
-		ptg.markJobLocked(c)
+		tg.markJobLocked(c)
 	}
 }
 
-// adoptLocked makes thread p of ptg the parent of c, at the end of p's
+// adoptLocked makes thread p of tg the parent of c, at the end of p's
 // children list (list_add_tail, list_splice_tail).
 //
-// Preconditions: ptg.mu is held, and so is the lock of c's previous parent
-// process if it has one; p is a thread of ptg (p.tg.mu is ptg.mu); c is
+// Preconditions: tg.mu is held, and so is the lock of c's previous parent
+// process if it has one; p is a thread of tg (p.tg.mu is tg.mu); c is
 // on no ready queue.
 //
-// +checklocks:ptg.mu
+// +checklocks:tg.mu
 // +checklocks:p.tg.mu
-func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
+func (tg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
 	c.assertParentLocked()
 	if old := c.parent.Load(); old != nil {
 		old.nrChildren.Add(-1)
@@ -222,17 +222,17 @@ func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
 // under the parent's lock). A zombie that its tracer held was never on
 // the ready queue.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
 	c.assertParentLocked()
 	if c.readyIdx >= 0 {
-		ptg.unmarkReadyLocked(c)
+		tg.unmarkReadyLocked(c)
 	}
-	ptg.unmarkJobLocked(c)
+	tg.unmarkJobLocked(c)
 	c.exitState.Store(procDead)
-	c.unlinkFromParentLocked(ptg)
+	c.unlinkFromParentLocked(tg)
 }
 
 // readyChildrenLocked returns every child on a ready queue of tg's threads.

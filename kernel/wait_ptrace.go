@@ -78,10 +78,10 @@ func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector, opts 
 	return best
 }
 
-// isChildLeaderOf reports whether c leads a process whose parent thread is
+// isChildLeaderOf reports whether t leads a process whose parent thread is
 // th: a tracee that th's children scan reports as well.
-func (c *Task) isChildLeaderOf(th *Task) bool {
-	return c == c.tg.leader.Load() && c.tg.parent.Load() == th
+func (t *Task) isChildLeaderOf(th *Task) bool {
+	return t == t.tg.leader.Load() && t.tg.parent.Load() == th
 }
 
 // firstReadyTraceeOfThreadLocked returns the tracee of thread th that
@@ -145,15 +145,15 @@ func (t *Task) reportThreadExitLocked(c *Task) WaitResult {
 }
 
 // exitStatusForTracer returns a zombie thread's exit status. It is read
-// without c.tg.mu, which may not be taken under the tracer's lock: the
+// without t.tg.mu, which may not be taken under the tracer's lock: the
 // thread's own status was fixed under it before the notification that
-// made c a zombie for its tracer, and the group's is published
+// made t a zombie for its tracer, and the group's is published
 // atomically.
-func (c *Task) exitStatusForTracer() int32 {
-	if status, ok := c.tg.groupExitStatus(); ok {
+func (t *Task) exitStatusForTracer() int32 {
+	if status, ok := t.tg.groupExitStatus(); ok {
 		return status
 	}
-	return c.exitCode // +checklocksignore: fixed before the zombie was published
+	return t.exitCode // +checklocksignore: fixed before the zombie was published
 }
 
 // anyTraceeLocked reports whether some tracee matches the wait, ready or

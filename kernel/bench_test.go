@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"tasklist/kernel"
 	"tasklist/lockstat"
 )
 
@@ -71,9 +70,9 @@ func runWorkers(b *testing.B, workers int, op func(w int) error) {
 
 // benchKernel returns a fresh kernel; the benchmark fails if it cannot be
 // made.
-func benchKernel(b *testing.B, cfg kernel.Config) *kernel.Kernel {
+func benchKernel(b *testing.B, cfg Config) *Kernel {
 	b.Helper()
-	k, err := kernel.New(cfg)
+	k, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -82,7 +81,7 @@ func benchKernel(b *testing.B, cfg kernel.Config) *kernel.Kernel {
 
 // forkExitWait is one AIM7 fork_test job: fork a child, let it exit, and
 // reap it.
-func forkExitWait(w *kernel.Task) error {
+func forkExitWait(w *Task) error {
 	c, err := w.Fork()
 	if err != nil {
 		return err
@@ -115,8 +114,8 @@ func BenchmarkForkExitWait(b *testing.B) {
 	}{{"workers=1", 1, false}, {"workers=1/lockstat", 1, true}, {"workers=2", 2, false}} {
 		b.Run(variant.name, func(b *testing.B) {
 			defer lockstat.SetStats(lockstat.SetStats(variant.lockstat))
-			k := benchKernel(b, kernel.Config{})
-			ws := make([]*kernel.Task, variant.workers)
+			k := benchKernel(b, Config{})
+			ws := make([]*Task, variant.workers)
 			for i := range ws {
 				ws[i] = fork(b, k.Init())
 			}
@@ -136,18 +135,18 @@ func BenchmarkThreadSpawn(b *testing.B) {
 	for _, mode := range []string{"procs", "threads"} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", mode, workers), func(b *testing.B) {
-				k := benchKernel(b, kernel.Config{})
-				ws := make([]*kernel.Task, workers)
+				k := benchKernel(b, Config{})
+				ws := make([]*Task, workers)
 				for i := range ws {
 					switch {
 					case mode == "procs" || i == 0:
 						ws[i] = fork(b, k.Init())
 					default:
-						ws[i] = clone(b, ws[0], kernel.CloneArgs{Flags: threadFlags})
+						ws[i] = clone(b, ws[0], CloneArgs{Flags: threadFlags})
 					}
 				}
 				runWorkers(b, workers, func(w int) error {
-					th, err := ws[w].Clone(kernel.CloneArgs{Flags: threadFlags})
+					th, err := ws[w].Clone(CloneArgs{Flags: threadFlags})
 					if err != nil {
 						return err
 					}
@@ -169,7 +168,7 @@ func liveTaskCounts(b *testing.B) []int {
 
 // populate forks n single-threaded processes, children of one holder
 // process under init, that stay alive.
-func populate(b *testing.B, k *kernel.Kernel, n int) {
+func populate(b *testing.B, k *Kernel, n int) {
 	b.Helper()
 	holder := fork(b, k.Init())
 	for range n {
@@ -190,7 +189,7 @@ func BenchmarkLiveTaskMemory(b *testing.B) {
 			var perTask float64
 			for range b.N {
 				b.StopTimer()
-				k := benchKernel(b, kernel.Config{PIDMax: 4 << 20})
+				k := benchKernel(b, Config{PIDMax: 4 << 20})
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
@@ -221,10 +220,10 @@ func BenchmarkForkWithLiveTasks(b *testing.B) {
 	defer lockstat.SetChecking(prev)
 	counts := append([]int{0}, liveTaskCounts(b)[len(liveTaskCounts(b))-1])
 	for _, n := range counts {
-		var w *kernel.Task
+		var w *Task
 		b.Run(fmt.Sprintf("live=%d", n), func(b *testing.B) {
 			if w == nil {
-				k := benchKernel(b, kernel.Config{PIDMax: 4 << 20})
+				k := benchKernel(b, Config{PIDMax: 4 << 20})
 				populate(b, k, n)
 				w = fork(b, k.Init())
 				runtime.GC()
@@ -246,7 +245,7 @@ func TestBenchWorkloadsRun(t *testing.T) {
 		if err := forkExitWait(w); err != nil {
 			t.Fatal(err)
 		}
-		th := clone(t, w, kernel.CloneArgs{Flags: threadFlags})
+		th := clone(t, w, CloneArgs{Flags: threadFlags})
 		mustOK(t, th.Exit(0))
 	}
 	mustOK(t, w.Exit(0))

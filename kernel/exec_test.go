@@ -1,12 +1,10 @@
-package kernel_test
+package kernel
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // B7, E1, de_thread: a non-leader's exec kills the other threads, takes
@@ -18,13 +16,13 @@ func TestExecveDeThread(t *testing.T) {
 	k, init := newKernel(t)
 	p := fork(t, init)
 	pid := p.Getpid()
-	a := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
-	b := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+	a := clone(t, p, CloneArgs{Flags: threadFlags})
+	b := clone(t, p, CloneArgs{Flags: threadFlags})
 	bTid := b.Gettid()
-	child := clone(t, a, kernel.CloneArgs{ExitSignal: int(unix.SIGUSR1)})
-	mustOK(t, errOf(p.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})))
-	mustOK(t, errOf(p.Sigaction(int(unix.SIGHUP), kernel.SigAction{Handler: kernel.SigIgn, Flags: 0x4})))
-	mustOK(t, errOf(b.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Handler: kernel.SigHandler, Flags: kernel.SaNoCldWait})))
+	child := clone(t, a, CloneArgs{ExitSignal: int(unix.SIGUSR1)})
+	mustOK(t, errOf(p.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})))
+	mustOK(t, errOf(p.Sigaction(int(unix.SIGHUP), SigAction{Handler: SigIgn, Flags: 0x4})))
+	mustOK(t, errOf(b.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigHandler, Flags: SaNoCldWait})))
 
 	mustOK(t, b.Execve())
 	if !p.Exited() || !a.Exited() || b.Exited() {
@@ -39,8 +37,8 @@ func TestExecveDeThread(t *testing.T) {
 	if got := k.RootNamespace().Lookup(pid); got != b {
 		t.Fatalf("pid %d names %v, want the exec'er", pid, got)
 	}
-	for sig, want := range map[unix.Signal]kernel.SigAction{
-		unix.SIGUSR2: {Handler: kernel.SigDfl}, unix.SIGHUP: {Handler: kernel.SigIgn}, unix.SIGCHLD: {},
+	for sig, want := range map[unix.Signal]SigAction{
+		unix.SIGUSR2: {Handler: SigDfl}, unix.SIGHUP: {Handler: SigIgn}, unix.SIGCHLD: {},
 	} {
 		if got, _ := b.SigactionOf(int(sig)); got != want {
 			t.Errorf("%v after exec: %+v, want %+v", sig, got, want)
@@ -78,17 +76,17 @@ func TestStressExecVsClone(t *testing.T) {
 	for i := range iterations(400) {
 		p := fork(t, init)
 		pid := p.Getpid()
-		a := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
-		b := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		a := clone(t, p, CloneArgs{Flags: threadFlags})
+		b := clone(t, p, CloneArgs{Flags: threadFlags})
 		execer, cloner, other := b, a, p
 		if i%2 == 1 {
 			execer, cloner, other = p, a, b
 		}
-		var nt *kernel.Task
+		var nt *Task
 		var cerr, xerr, gerr error
 		concurrently(t, rng,
 			func() { xerr = execer.Execve() },
-			func() { nt, cerr = cloner.Clone(kernel.CloneArgs{Flags: threadFlags}) },
+			func() { nt, cerr = cloner.Clone(CloneArgs{Flags: threadFlags}) },
 			func() {
 				if i%4 >= 2 {
 					gerr = other.ExitGroup(9)
@@ -147,10 +145,10 @@ func TestExitsAnExecStartsRunAfterIt(t *testing.T) {
 	k, init := newKernel(t)
 	for i := range 200 {
 		p := fork(t, init)
-		th := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		th := clone(t, p, CloneArgs{Flags: threadFlags})
 		c := fork(t, p)
 		mustOK(t, c.PrctlSetPdeathsig(int(unix.SIGTERM)))
-		mustOK(t, errOf(p.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Flags: kernel.SaNoCldWait})))
+		mustOK(t, errOf(p.Sigaction(int(unix.SIGCHLD), SigAction{Flags: SaNoCldWait})))
 		mustOK(t, th.Execve())
 		k.Quiesce()
 		r, err := th.Wait4(t.Context(), c.Getpid(), unix.WNOHANG)

@@ -1,11 +1,9 @@
-package kernel_test
+package kernel
 
 import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task: a zombie the
@@ -16,13 +14,13 @@ import (
 // from being reported also counts for WCONTINUED (c40, c41).
 func TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task(t *testing.T) {
 	f := newPtFixture(t)
-	waitid := func(w *kernel.Task, opts int) error {
+	waitid := func(w *Task, opts int) error {
 		_, err := f.waitid(w, unix.P_ALL, 0, opts|unix.WNOHANG)
 		return err
 	}
 	c := fork(t, f.a)
 	mustOK(t, c.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
-	th := clone(t, c, kernel.CloneArgs{Flags: threadFlags})
+	th := clone(t, c, CloneArgs{Flags: threadFlags})
 	mustOK(t, c.Exit(3))
 	f.k.Quiesce()
 	// A leader kept a zombie by its thread.
@@ -40,7 +38,7 @@ func TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task(t *testing.T) {
 		}
 	}
 	r, err := f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED|unix.WNOHANG)
-	f.want("the parent's wait", r, err, c.Getpid(), exitedStatus(4), kernel.CLDExited)
+	f.want("the parent's wait", r, err, c.Getpid(), exitedStatus(4), CLDExited)
 
 	// A tracer outside the parent's process: it gets ECHILD without
 	// WEXITED, the parent, which the zombie has not reached yet, does not.

@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // D6, D9: PTRACE_O_TRACEEXIT holds a thread's exit, whatever ends it, at
@@ -29,7 +27,7 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 			}
 			f.k.Quiesce()
 			r, err := f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), kernel.CLDTrapped)
+			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), CLDTrapped)
 			f.stopped(true, f.th)
 			if how == "exit" {
 				// The leader lives; the process is untouched by the hold.
@@ -46,13 +44,13 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 			f.k.Quiesce()
 			if how == "exit" {
 				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), exitedStatus(9), kernel.CLDExited)
+				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), exitedStatus(9), CLDExited)
 			}
 			if how == "SIGKILL" {
 				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), CLDKilled)
 				r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-				f.want("the parent's wait", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+				f.want("the parent's wait", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), CLDKilled)
 			}
 			f.finish()
 		})
@@ -69,9 +67,9 @@ func TestStressTraceExitVsTracerExit(t *testing.T) {
 	for i := range iterations(300) {
 		tracer := fork(t, init)
 		b := fork(t, init)
-		threads := []*kernel.Task{b}
+		threads := []*Task{b}
 		for range 3 {
-			threads = append(threads, clone(t, b, kernel.CloneArgs{Flags: threadFlags}))
+			threads = append(threads, clone(t, b, CloneArgs{Flags: threadFlags}))
 		}
 		opts := uint64(unix.PTRACE_O_TRACEEXIT)
 		if i%2 == 1 {

@@ -1,12 +1,10 @@
-package kernel_test
+package kernel
 
 import (
 	"fmt"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // Signals the kernel sends a process on behalf of one of its threads go
@@ -16,7 +14,7 @@ import (
 // first.
 
 // trappedAll is the tracer's next report, any class, without blocking.
-func (f *ptFixture) trappedAll(tracer *kernel.Task) (kernel.WaitResult, error) {
+func (f *ptFixture) trappedAll(tracer *Task) (WaitResult, error) {
 	f.k.Quiesce()
 	return f.waitid(tracer, unix.P_ALL, 0, unix.WEXITED|unix.WSTOPPED|unix.WNOHANG|unix.WALL)
 }
@@ -43,7 +41,7 @@ func TestSigchldGoesToForkingThread_do_notify_parent(t *testing.T) {
 				mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGSTOP)))
 			}
 			r, err = f.trappedAll(f.a)
-			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
 			f.stopped(false, f.b)
 			f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			if event == "stop" {
@@ -67,19 +65,19 @@ func TestSigchldGoesToTracerThread_do_notify_parent_cldstop(t *testing.T) {
 	// The tracer thread, stopped, makes no call until it is continued.
 	mustOK(t, f.init.Kill(q.Getpid(), int(unix.SIGUSR1)))
 	r, err := f.trappedAll(outer)
-	f.want("the outer tracer's wait after the stop", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+	f.want("the outer tracer's wait after the stop", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
 	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.trappedAll(f.th)
-	f.want("the inner tracer's wait", r, err, q.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
 
 	f.ptrace(f.th, unix.PTRACE_DETACH, q, 0)
 	f.ptrace(f.th, unix.PTRACE_SEIZE, q, 0)
 	mustOK(t, q.Exit(6))
 	r, err = f.trappedAll(outer)
-	f.want("the outer tracer's wait after the exit", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), kernel.CLDTrapped)
+	f.want("the outer tracer's wait after the exit", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
 	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.trappedAll(f.th)
-	f.want("the inner tracer's wait", r, err, q.Gettid(), exitedStatus(6), kernel.CLDExited)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), exitedStatus(6), CLDExited)
 	f.finish(outer)
 }
 
@@ -91,12 +89,12 @@ func TestPdeathSignalThroughItsThread_forget_original_parent(t *testing.T) {
 	f := newPtFixture(t)
 	q := fork(t, f.init)
 	p := fork(t, q)
-	pt := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+	pt := clone(t, p, CloneArgs{Flags: threadFlags})
 	f.ptrace(f.a, unix.PTRACE_SEIZE, pt, 0)
 	mustOK(t, pt.PrctlSetPdeathsig(int(unix.SIGUSR1)))
 	mustOK(t, q.Exit(0))
 	r, err := f.trappedAll(f.a)
-	f.want("the tracer's wait", r, err, pt.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	f.want("the tracer's wait", r, err, pt.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
 	if p.Exited() {
 		t.Fatal("the process died of a pdeath signal its traced thread stopped for")
 	}
@@ -133,7 +131,7 @@ func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
 				f.wantNothing("the parent's wait", r, err)
 				f.stopped(false, f.b, f.th)
 			} else {
-				f.want("the parent's wait", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+				f.want("the parent's wait", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDStopped)
 				f.stopped(true, f.b)
 			}
 			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL)))
@@ -178,14 +176,14 @@ func TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop(t *testing.T) {
 	c := fork(t, f.init)
 	f.ptrace(f.a, unix.PTRACE_ATTACH, c, 0)
 	r, err := f.wait4(f.a, c.Getpid(), 0)
-	f.want("the tracer's wait", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	f.want("the tracer's wait", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGHUP)))
 	f.ptrace(f.a, unix.PTRACE_DETACH, c, uint64(unix.SIGSTOP))
 	f.k.Quiesce()
 	r, err = f.wait4(f.init, c.Getpid(), unix.WUNTRACED|unix.WNOHANG)
-	f.want("the parent's wait after the detach", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+	f.want("the parent's wait after the detach", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDStopped)
 	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGCONT)))
 	r, err = f.wait4(f.init, c.Getpid(), 0)
-	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), unix.WaitStatus(unix.SIGHUP), kernel.CLDKilled)
+	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), unix.WaitStatus(unix.SIGHUP), CLDKilled)
 	f.finish()
 }

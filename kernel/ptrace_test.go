@@ -1,12 +1,10 @@
-package kernel_test
+package kernel
 
 import (
 	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // D10, seed 000: PTRACE_TRACEME races the parent's exit. Either TRACEME
@@ -52,7 +50,7 @@ func TestStressAttachVsTracerExit(t *testing.T) {
 	k, init := newKernel(t)
 	for i := range iterations(1000) {
 		tracer := fork(t, init)
-		sib := clone(t, tracer, kernel.CloneArgs{Flags: threadFlags})
+		sib := clone(t, tracer, CloneArgs{Flags: threadFlags})
 		target := fork(t, init)
 		var aerr error
 		concurrently(t, rng,
@@ -73,10 +71,10 @@ func TestStressAttachVsTracerExit(t *testing.T) {
 func TestPtraceErrors(t *testing.T) {
 	k, init := newKernel(t)
 	a, b := fork(t, init), fork(t, init)
-	th := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+	th := clone(t, a, CloneArgs{Flags: threadFlags})
 	for _, tc := range []struct {
 		name       string
-		caller     *kernel.Task
+		caller     *Task
 		req, pid   int
 		addr, data uint64
 		want       error

@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -7,17 +7,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // Tracing threads one by one (spec C5–C11, D5–D9): a tracer traces the
 // thread it attached to and nothing else of its process, its wait reports
 // that thread by its tid, and the thread's stops and exit are the
 // tracer's. The scenarios d27–d96 record each behaviour on Linux.
-
-// ptraceEventStop is PTRACE_EVENT_STOP.
-const ptraceEventStop = 128
 
 // trapStatus is the status of a ptrace stop for sig, with event in the
 // high byte (0 for a signal-delivery stop or a legacy group-stop trap).
@@ -31,24 +26,24 @@ func exitedStatus(code int) unix.WaitStatus { return unix.WaitStatus(code&0xff) 
 // second thread T.
 type ptFixture struct {
 	t        *testing.T
-	k        *kernel.Kernel
-	init     *kernel.Task
-	a, b, th *kernel.Task
+	k        *Kernel
+	init     *Task
+	a, b, th *Task
 }
 
 func newPtFixture(t *testing.T) *ptFixture {
 	t.Helper()
 	k, init := newKernel(t)
 	f := &ptFixture{t: t, k: k, init: init, a: fork(t, init), b: fork(t, init)}
-	f.th = clone(t, f.b, kernel.CloneArgs{Flags: threadFlags})
+	f.th = clone(t, f.b, CloneArgs{Flags: threadFlags})
 	return f
 }
 
 // finish ends every process the test made, reaps them through init and
 // checks that nothing is left: no zombie thread, no tracer link, no pid.
-func (f *ptFixture) finish(more ...*kernel.Task) {
+func (f *ptFixture) finish(more ...*Task) {
 	f.t.Helper()
-	for _, p := range append([]*kernel.Task{f.a, f.b}, more...) {
+	for _, p := range append([]*Task{f.a, f.b}, more...) {
 		if err := p.ExitGroup(0); err != nil && !errors.Is(err, unix.ESRCH) {
 			f.t.Fatalf("clean-up: exit_group of %d: %v", p.Gettid(), err)
 		}
@@ -61,7 +56,7 @@ func (f *ptFixture) finish(more ...*kernel.Task) {
 }
 
 // ptrace makes a request that must succeed.
-func (f *ptFixture) ptrace(tracer *kernel.Task, req int, target *kernel.Task, data uint64) {
+func (f *ptFixture) ptrace(tracer *Task, req int, target *Task, data uint64) {
 	f.t.Helper()
 	if err := tracer.Ptrace(req, target.Gettid(), 0, data); err != nil {
 		f.t.Fatalf("ptrace(%#x, %d, data %#x) by %d: %v", req, target.Gettid(), data, tracer.Gettid(), err)
@@ -69,7 +64,7 @@ func (f *ptFixture) ptrace(tracer *kernel.Task, req int, target *kernel.Task, da
 }
 
 // ptraceErr makes a request that must fail with want.
-func (f *ptFixture) ptraceErr(tracer *kernel.Task, req, pid int, data uint64, want error) {
+func (f *ptFixture) ptraceErr(tracer *Task, req, pid int, data uint64, want error) {
 	f.t.Helper()
 	if err := tracer.Ptrace(req, pid, 0, data); !errors.Is(err, want) {
 		f.t.Fatalf("ptrace(%#x, %d, data %#x) by %d: %v, want %v", req, pid, data, tracer.Gettid(), err, want)
@@ -80,20 +75,20 @@ func (f *ptFixture) ptraceErr(tracer *kernel.Task, req, pid int, data uint64, wa
 // microseconds, so a wait still blocked then never ends.
 const ptTimeout = 10 * time.Second
 
-func (f *ptFixture) wait4(w *kernel.Task, pid, opts int) (kernel.WaitResult, error) {
+func (f *ptFixture) wait4(w *Task, pid, opts int) (WaitResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), ptTimeout)
 	defer cancel()
 	return w.Wait4(ctx, pid, opts)
 }
 
-func (f *ptFixture) waitid(w *kernel.Task, idtype, id, opts int) (kernel.WaitResult, error) {
+func (f *ptFixture) waitid(w *Task, idtype, id, opts int) (WaitResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), ptTimeout)
 	defer cancel()
 	return w.Waitid(ctx, idtype, id, opts)
 }
 
 // want checks a wait's report: pid, status word and si_code.
-func (f *ptFixture) want(what string, r kernel.WaitResult, err error, pid int, status unix.WaitStatus, code int) {
+func (f *ptFixture) want(what string, r WaitResult, err error, pid int, status unix.WaitStatus, code int) {
 	f.t.Helper()
 	if err != nil || r.Pid != pid || r.Status != status || r.Code != code {
 		f.t.Fatalf("%s = {pid %d status %#x code %d}, %v; want {pid %d status %#x code %d}",
@@ -102,14 +97,14 @@ func (f *ptFixture) want(what string, r kernel.WaitResult, err error, pid int, s
 }
 
 // wantNothing checks a WNOHANG wait that finds children but none ready.
-func (f *ptFixture) wantNothing(what string, r kernel.WaitResult, err error) {
+func (f *ptFixture) wantNothing(what string, r WaitResult, err error) {
 	f.t.Helper()
 	if err != nil || r.Pid != 0 {
 		f.t.Fatalf("%s = {pid %d status %#x}, %v; want 0 (nothing ready)", what, r.Pid, uint32(r.Status), err)
 	}
 }
 
-func (f *ptFixture) wantErr(what string, r kernel.WaitResult, err, want error) {
+func (f *ptFixture) wantErr(what string, r WaitResult, err, want error) {
 	f.t.Helper()
 	if !errors.Is(err, want) {
 		f.t.Fatalf("%s = {pid %d status %#x}, %v; want %v", what, r.Pid, uint32(r.Status), err, want)
@@ -117,7 +112,7 @@ func (f *ptFixture) wantErr(what string, r kernel.WaitResult, err, want error) {
 }
 
 // stopped checks Stopped() of each task once pending stops have been taken.
-func (f *ptFixture) stopped(want bool, tasks ...*kernel.Task) {
+func (f *ptFixture) stopped(want bool, tasks ...*Task) {
 	f.t.Helper()
 	f.k.Quiesce()
 	for _, task := range tasks {
@@ -135,7 +130,7 @@ func TestPtraceThreadAttachStopsOnlyThatThread(t *testing.T) {
 	f.stopped(true, f.th)
 	f.stopped(false, f.b)
 	r, err := f.wait4(f.a, -1, 0)
-	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 	r, err = f.wait4(f.a, -1, unix.WNOHANG)
 	f.wantNothing("tracer's second wait4(-1, WNOHANG)", r, err)
 	r, err = f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
@@ -158,7 +153,7 @@ func TestPtraceThreadSeizeWaitidTrapped(t *testing.T) {
 	r, err := f.waitid(f.a, unix.P_PID, f.b.Getpid(), unix.WEXITED|unix.WNOHANG)
 	f.wantErr("waitid(P_PID, B)", r, err, unix.ECHILD)
 	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED)
-	f.want("waitid(P_ALL, WEXITED)", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	f.want("waitid(P_ALL, WEXITED)", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
 	f.stopped(true, f.th)
 	f.stopped(false, f.b)
 	// CONT with 0 drops the (otherwise fatal) SIGUSR1.
@@ -185,7 +180,7 @@ func TestPtraceThreadLeaderPidIsNotTraced(t *testing.T) {
 	f.wantNothing("wait4(-1, WNOHANG)", r, err)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	r, err = f.wait4(f.a, -1, 0)
-	f.want("wait4(-1, 0) after INTERRUPT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.want("wait4(-1, 0) after INTERRUPT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptraceErr(f.a, unix.PTRACE_CONT, f.b.Getpid(), 0, unix.ESRCH)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.stopped(false, f.th, f.b)
@@ -201,12 +196,12 @@ func TestPtraceThreadExitReportedToTracer(t *testing.T) {
 	r, err := f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
 	f.wantNothing("parent's wait4(-1, WNOHANG|__WALL)", r, err)
 	r, err = f.wait4(f.a, -1, 0)
-	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), exitedStatus(5), kernel.CLDExited)
+	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), exitedStatus(5), CLDExited)
 	r, err = f.wait4(f.a, -1, unix.WNOHANG)
 	f.wantErr("tracer's wait4 after the reap", r, err, unix.ECHILD)
 	mustOK(t, f.b.Exit(1))
 	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(1), kernel.CLDExited)
+	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(1), CLDExited)
 	checkInvariants(t, f.k, "end")
 	f.finish()
 }
@@ -221,10 +216,10 @@ func TestPtraceThreadZombieHoldsLeader(t *testing.T) {
 		status unix.WaitStatus
 		code   int
 	}{
-		{"exit_group", func(f *ptFixture) { mustOK(f.t, f.b.ExitGroup(3)) }, exitedStatus(3), kernel.CLDExited},
-		{"exit_group by the traced thread", func(f *ptFixture) { mustOK(f.t, f.th.ExitGroup(6)) }, exitedStatus(6), kernel.CLDExited},
+		{"exit_group", func(f *ptFixture) { mustOK(f.t, f.b.ExitGroup(3)) }, exitedStatus(3), CLDExited},
+		{"exit_group by the traced thread", func(f *ptFixture) { mustOK(f.t, f.th.ExitGroup(6)) }, exitedStatus(6), CLDExited},
 		{"SIGKILL", func(f *ptFixture) { mustOK(f.t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL))) },
-			unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled},
+			unix.WaitStatus(unix.SIGKILL), CLDKilled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPtFixture(t)
@@ -256,11 +251,11 @@ func TestPtraceThreadStatusAfterLastThreadExit(t *testing.T) {
 	r, err := f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
 	f.wantNothing("parent's wait4(-1, WNOHANG|__WALL)", r, err)
 	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED|unix.WNOWAIT)
-	f.want("tracer's waitid(WNOWAIT)", r, err, f.th.Gettid(), exitedStatus(0), kernel.CLDExited)
+	f.want("tracer's waitid(WNOWAIT)", r, err, f.th.Gettid(), exitedStatus(0), CLDExited)
 	r, err = f.wait4(f.a, f.th.Gettid(), unix.WCLONE)
-	f.want("tracer's wait4(T, __WCLONE)", r, err, f.th.Gettid(), exitedStatus(0), kernel.CLDExited)
+	f.want("tracer's wait4(T, __WCLONE)", r, err, f.th.Gettid(), exitedStatus(0), CLDExited)
 	r, err = f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
-	f.want("parent's wait4(-1, WNOHANG|__WALL)", r, err, f.b.Getpid(), exitedStatus(0), kernel.CLDExited)
+	f.want("parent's wait4(-1, WNOHANG|__WALL)", r, err, f.b.Getpid(), exitedStatus(0), CLDExited)
 	f.finish()
 }
 
@@ -273,14 +268,14 @@ func TestPtraceThreadTracerExitReleasesZombie(t *testing.T) {
 		mustOK(t, f.th.Exit(4))
 		mustOK(t, f.a.Exit(0))
 		r, err := f.wait4(f.init, f.a.Getpid(), 0)
-		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
+		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), CLDExited)
 		checkInvariants(t, f.k, "after the tracer's exit")
 		if f.b.Exited() || f.b.Getpid() != f.b.Gettid() {
 			t.Fatal("the process of the released thread did not live on")
 		}
 		mustOK(t, f.b.Exit(8))
 		r, err = f.wait4(f.init, f.b.Getpid(), 0)
-		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(8), kernel.CLDExited)
+		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(8), CLDExited)
 		f.finish()
 	})
 	t.Run("process exited", func(t *testing.T) {
@@ -292,9 +287,9 @@ func TestPtraceThreadTracerExitReleasesZombie(t *testing.T) {
 		f.wantNothing("wait4(B, WNOHANG) while the tracer holds T", r, err)
 		mustOK(t, f.a.Exit(0))
 		r, err = f.wait4(f.init, f.b.Getpid(), 0)
-		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(2), kernel.CLDExited)
+		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(2), CLDExited)
 		r, err = f.wait4(f.init, f.a.Getpid(), 0)
-		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
+		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), CLDExited)
 		expectNoChildren(t, f.init)
 		expectOnlyInit(t, f.k, 0)
 		checkInvariants(t, f.k, "end")
@@ -308,9 +303,9 @@ func TestPtraceThreadExitKill(t *testing.T) {
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, unix.PTRACE_O_EXITKILL)
 	mustOK(t, f.a.Exit(0))
 	r, err := f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+	f.want("wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), CLDKilled)
 	r, err = f.wait4(f.init, f.a.Getpid(), 0)
-	f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
+	f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), CLDExited)
 	f.finish()
 }
 
@@ -319,15 +314,15 @@ func TestPtraceThreadExitKill(t *testing.T) {
 // it, CONT with 0 drops it.
 func TestPtraceThreadSignalDeliveryStops(t *testing.T) {
 	f := newPtFixture(t)
-	_, err := f.b.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})
+	_, err := f.b.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})
 	mustOK(t, err)
-	_, err = f.b.Sigaction(int(unix.SIGUSR1), kernel.SigAction{Handler: kernel.SigIgn})
+	_, err = f.b.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn})
 	mustOK(t, err)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
 	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1, unix.SIGTERM} {
 		mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(sig)))
 		r, err := f.wait4(f.a, f.th.Gettid(), 0)
-		f.want("wait4(T) after tgkill("+sig.String()+")", r, err, f.th.Gettid(), trapStatus(sig, 0), kernel.CLDTrapped)
+		f.want("wait4(T) after tgkill("+sig.String()+")", r, err, f.th.Gettid(), trapStatus(sig, 0), CLDTrapped)
 		f.stopped(true, f.th)
 		f.stopped(false, f.b)
 		pass := uint64(0)
@@ -346,9 +341,9 @@ func TestPtraceThreadSignalDeliveryStops(t *testing.T) {
 	// tracer's zombie.
 	mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(unix.SIGKILL)))
 	r, err = f.wait4(f.a, -1, 0)
-	f.want("wait4(-1) after SIGKILL", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+	f.want("wait4(-1) after SIGKILL", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), CLDKilled)
 	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+	f.want("parent's wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), CLDKilled)
 	f.finish()
 }
 
@@ -369,15 +364,15 @@ func TestPtraceThreadGroupStopTrap(t *testing.T) {
 			} else {
 				f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
 				r, err := f.wait4(f.a, -1, 0)
-				f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+				f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 				f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			}
 			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGSTOP)))
 			r, err := f.wait4(f.a, -1, 0)
-			f.want("tracer's wait4 after SIGSTOP", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, event), kernel.CLDTrapped)
+			f.want("tracer's wait4 after SIGSTOP", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, event), CLDTrapped)
 			f.stopped(true, f.b, f.th)
 			r, err = f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
-			f.want("parent's wait4(WUNTRACED)", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+			f.want("parent's wait4(WUNTRACED)", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDStopped)
 			f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			f.stopped(false, f.th)
 			f.stopped(true, f.b)
@@ -386,10 +381,10 @@ func TestPtraceThreadGroupStopTrap(t *testing.T) {
 			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGCONT)))
 			f.stopped(false, f.b)
 			r, err = f.wait4(f.init, f.b.Getpid(), unix.WCONTINUED|unix.WNOHANG)
-			f.want("parent's wait4(WCONTINUED)", r, err, f.b.Getpid(), 0xffff, kernel.CLDContinued)
+			f.want("parent's wait4(WCONTINUED)", r, err, f.b.Getpid(), 0xffff, CLDContinued)
 			if seize {
 				r, err = f.wait4(f.a, -1, 0)
-				f.want("tracer's wait4 after SIGCONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+				f.want("tracer's wait4 after SIGCONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 				f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			}
 			f.stopped(false, f.th)
@@ -408,13 +403,13 @@ func TestPtraceThreadInterruptStopped(t *testing.T) {
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
 	mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(unix.SIGUSR1)))
 	r, err := f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED)
-	f.want("waitid after tgkill", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	f.want("waitid after tgkill", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	r, err = f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED|unix.WNOHANG)
 	f.wantNothing("waitid after INTERRUPT of a stopped thread", r, err)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED)
-	f.want("waitid after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.want("waitid after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.stopped(true, f.th)
 	// Two INTERRUPTs of a running thread: one trap, then one more after
 	// CONT (d75).
@@ -422,13 +417,13 @@ func TestPtraceThreadInterruptStopped(t *testing.T) {
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 after two INTERRUPTs", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.want("wait4 after two INTERRUPTs", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	r, err = f.wait4(f.a, f.th.Gettid(), unix.WNOHANG)
 	f.wantNothing("second wait4", r, err)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.k.Quiesce()
 	r, err = f.wait4(f.a, f.th.Gettid(), unix.WNOHANG)
-	f.want("wait4 after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.want("wait4 after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.stopped(false, f.th, f.b)
 	r, err = f.wait4(f.a, -1, unix.WNOHANG)
@@ -437,7 +432,7 @@ func TestPtraceThreadInterruptStopped(t *testing.T) {
 	// without SEIZE, INTERRUPT is refused (EIO, d16).
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 before DETACH", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.want("wait4 before DETACH", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_DETACH, f.th, 0)
 	f.ptraceErr(f.a, unix.PTRACE_INTERRUPT, f.th.Gettid(), 0, unix.ESRCH)
 	f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
@@ -451,25 +446,25 @@ func TestPtraceThreadInterruptStopped(t *testing.T) {
 func TestPtraceExecveTrap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		attach func(f *ptFixture, p *kernel.Task) *kernel.Task // returns the tracer
+		attach func(f *ptFixture, p *Task) *Task // returns the tracer
 		want   unix.WaitStatus
 	}{
-		{"ATTACH", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		{"ATTACH", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_ATTACH, p, 0)
 			r, err := f.wait4(f.a, p.Getpid(), 0)
-			f.want("wait4 after ATTACH", r, err, p.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+			f.want("wait4 after ATTACH", r, err, p.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 			f.ptrace(f.a, unix.PTRACE_CONT, p, 0)
 			return f.a
 		}, trapStatus(unix.SIGTRAP, 0)},
-		{"TRACEME", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		{"TRACEME", func(f *ptFixture, p *Task) *Task {
 			mustOK(f.t, p.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
 			return f.init
 		}, trapStatus(unix.SIGTRAP, 0)},
-		{"SEIZE with TRACEEXEC", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		{"SEIZE with TRACEEXEC", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_SEIZE, p, unix.PTRACE_O_TRACEEXEC)
 			return f.a
 		}, trapStatus(unix.SIGTRAP, unix.PTRACE_EVENT_EXEC)},
-		{"SEIZE", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		{"SEIZE", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_SEIZE, p, 0)
 			return f.a
 		}, 0},
@@ -485,7 +480,7 @@ func TestPtraceExecveTrap(t *testing.T) {
 				f.wantNothing("wait4 after execve", r, err)
 			} else {
 				r, err := f.waitid(tracer, unix.P_PID, p.Getpid(), unix.WEXITED)
-				f.want("waitid after execve", r, err, p.Getpid(), tc.want, kernel.CLDTrapped)
+				f.want("waitid after execve", r, err, p.Getpid(), tc.want, CLDTrapped)
 				f.stopped(true, p)
 				r, err = f.wait4(f.init, p.Getpid(), unix.WUNTRACED|unix.WNOHANG)
 				if tracer != f.init {
@@ -507,14 +502,14 @@ func TestPtraceThreadExecveTakesLeaderPid(t *testing.T) {
 	bpid := f.b.Getpid()
 	f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
 	r, err := f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	mustOK(t, f.th.Execve())
 	if f.th.Gettid() != bpid || f.th.Getpid() != bpid {
 		t.Fatalf("after execve the thread is tid %d pid %d, want %d", f.th.Gettid(), f.th.Getpid(), bpid)
 	}
 	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED)
-	f.want("waitid after execve", r, err, bpid, trapStatus(unix.SIGTRAP, 0), kernel.CLDTrapped)
+	f.want("waitid after execve", r, err, bpid, trapStatus(unix.SIGTRAP, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.stopped(false, f.th)
 	r, err = f.wait4(f.a, -1, unix.WNOHANG)
@@ -535,11 +530,11 @@ func TestPtraceThreadTraceBothThreads(t *testing.T) {
 	r, err := f.wait4(f.a, f.b.Getpid(), unix.WNOHANG)
 	f.wantNothing("tracer's wait4(B, WNOHANG)", r, err)
 	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("tracer's wait4(T)", r, err, f.th.Gettid(), exitedStatus(7), kernel.CLDExited)
+	f.want("tracer's wait4(T)", r, err, f.th.Gettid(), exitedStatus(7), CLDExited)
 	r, err = f.wait4(f.a, f.b.Getpid(), 0)
-	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), kernel.CLDExited)
+	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), CLDExited)
 	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), kernel.CLDExited)
+	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), CLDExited)
 	f.finish()
 }
 
@@ -549,7 +544,7 @@ func TestPtraceThreadTraceBothThreads(t *testing.T) {
 // detaches the tracee, which runs on and may be seized again.
 func TestPtraceThreadTracedByThread(t *testing.T) {
 	f := newPtFixture(t)
-	tracer := clone(t, f.a, kernel.CloneArgs{Flags: threadFlags})
+	tracer := clone(t, f.a, CloneArgs{Flags: threadFlags})
 	f.ptrace(tracer, unix.PTRACE_ATTACH, f.th, 0)
 	f.k.Quiesce()
 	r, err := f.wait4(f.a, -1, unix.WNOHANG|unix.WNOTHREAD)
@@ -557,7 +552,7 @@ func TestPtraceThreadTracedByThread(t *testing.T) {
 	r, err = f.wait4(f.a, -1, unix.WNOHANG|unix.WNOWAIT)
 	f.wantErr("wait4 with WNOWAIT", r, err, unix.EINVAL) // C2
 	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.want("sibling's wait4(-1, WNOHANG)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	f.want("sibling's wait4(-1, WNOHANG)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
 	r, err = f.wait4(tracer, -1, unix.WNOHANG|unix.WNOTHREAD)
 	f.wantNothing("tracer's wait4(-1, WNOHANG|__WNOTHREAD)", r, err)
 	f.ptraceErr(f.a, unix.PTRACE_CONT, f.th.Gettid(), 0, unix.ESRCH)
@@ -588,8 +583,8 @@ func TestPtraceThreadTracedLeaderDelayedZombie(t *testing.T) {
 	r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
 	f.wantNothing("parent's wait4(B, WNOHANG) before the tracer", r, err)
 	r, err = f.wait4(f.a, f.b.Getpid(), 0)
-	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), kernel.CLDExited)
+	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), CLDExited)
 	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), kernel.CLDExited)
+	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), CLDExited)
 	f.finish()
 }

@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // TestStressExitGroupVsClone races exit_group against clone by another
@@ -23,20 +21,20 @@ func TestStressExitGroupVsClone(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range iterations(400) {
 		p := fork(t, init)
-		th := clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+		th := clone(t, p, CloneArgs{Flags: threadFlags})
 		caller, exiter := th, p
 		if i%2 == 1 {
 			caller, exiter = p, th
 		}
 		forkMode := i%4 >= 2
-		var nt *kernel.Task
+		var nt *Task
 		var cerr, xerr error
 		concurrently(t, rng,
 			func() {
 				if forkMode {
 					nt, cerr = caller.Fork()
 				} else {
-					nt, cerr = caller.Clone(kernel.CloneArgs{Flags: threadFlags})
+					nt, cerr = caller.Clone(CloneArgs{Flags: threadFlags})
 				}
 			},
 			func() { xerr = exiter.ExitGroup(7) })
@@ -89,17 +87,17 @@ func TestStressReparentVsCloneParent(t *testing.T) {
 			mustOK(t, top.PrctlSetChildSubreaper(true))
 		}
 		p := fork(t, top)
-		var pt *kernel.Task
+		var pt *Task
 		if i%4 >= 2 {
-			pt = clone(t, p, kernel.CloneArgs{Flags: threadFlags})
+			pt = clone(t, p, CloneArgs{Flags: threadFlags})
 		}
 		c := fork(t, p)
-		var sib *kernel.Task
+		var sib *Task
 		var serr error
 		var xerrs [2]error
 		fs := []func(){
 			func() {
-				sib, serr = c.Clone(kernel.CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)})
+				sib, serr = c.Clone(CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)})
 			},
 			func() { xerrs[0] = p.Exit(0) },
 		}
@@ -150,9 +148,9 @@ func TestStressReparentToExitingSubreaper(t *testing.T) {
 		mustOK(t, g1.PrctlSetChildSubreaper(true))
 		g2 := fork(t, g1)
 		mustOK(t, g2.PrctlSetChildSubreaper(true))
-		var g2t *kernel.Task
+		var g2t *Task
 		if i%2 == 1 {
-			g2t = clone(t, g2, kernel.CloneArgs{Flags: threadFlags})
+			g2t = clone(t, g2, CloneArgs{Flags: threadFlags})
 		}
 		p := fork(t, g2)
 		c := fork(t, p)
@@ -226,7 +224,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 			mustOK(t, reaper.PrctlSetChildSubreaper(true))
 		}
 		pl := fork(t, reaper)
-		pt := clone(t, pl, kernel.CloneArgs{Flags: threadFlags})
+		pt := clone(t, pl, CloneArgs{Flags: threadFlags})
 		forker := pl
 		if mode == 1 {
 			forker = pt
@@ -236,7 +234,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 		mustOK(t, c.Exit(5))
 
 		if mode == 1 {
-			var r kernel.WaitResult
+			var r WaitResult
 			var werr, xerr error
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 			concurrently(t, rng,
@@ -251,7 +249,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 			mustOK(t, pl.Exit(0))
 			waitChild(t, init, ppid, 0)
 		} else {
-			var r kernel.WaitResult
+			var r WaitResult
 			var werr, xerr error
 			var byReaper map[int]unix.WaitStatus
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
@@ -327,15 +325,15 @@ func TestStressLastThreadsExit(t *testing.T) {
 			parent = fork(t, init)
 			if i%4 == 3 {
 				ignores = true
-				_, err := parent.Sigaction(int(unix.SIGCHLD), kernel.SigAction{Handler: kernel.SigIgn})
+				_, err := parent.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
 				mustOK(t, err)
 			}
 		}
 		p := fork(t, parent)
 		ppid := p.Getpid()
-		threads := []*kernel.Task{p, clone(t, p, kernel.CloneArgs{Flags: threadFlags})}
+		threads := []*Task{p, clone(t, p, CloneArgs{Flags: threadFlags})}
 		if i%3 == 0 {
-			threads = append(threads, clone(t, p, kernel.CloneArgs{Flags: threadFlags}))
+			threads = append(threads, clone(t, p, CloneArgs{Flags: threadFlags}))
 		}
 		groupExit := i%5 == 4
 		errs := make([]error, len(threads))

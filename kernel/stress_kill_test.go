@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"fmt"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // TestStressKillPgrpVsFork races kill(-pgrp) with a fatal signal against
@@ -23,13 +21,13 @@ func TestStressKillPgrpVsFork(t *testing.T) {
 	for i := range iterations(200) {
 		leader := fork(t, init)
 		mustOK(t, leader.Setpgid(0, 0))
-		members := []*kernel.Task{leader, fork(t, leader), fork(t, leader)}
+		members := []*Task{leader, fork(t, leader), fork(t, leader)}
 		sig := int(unix.SIGKILL)
 		if i%2 == 1 {
 			sig = int(unix.SIGTERM)
 		}
 		var mu sync.Mutex
-		var children []*kernel.Task
+		var children []*Task
 		fs := []func(){func() { mustOK(t, init.Kill(-leader.Getpid(), sig)) }}
 		for _, m := range members {
 			fs = append(fs, func() {
@@ -80,9 +78,9 @@ func TestStressStopPgrpVsFork(t *testing.T) {
 	for i := range iterations(100) {
 		leader := fork(t, init)
 		mustOK(t, leader.Setpgid(0, 0))
-		members := []*kernel.Task{leader, fork(t, leader)}
+		members := []*Task{leader, fork(t, leader)}
 		var mu sync.Mutex
-		var children []*kernel.Task
+		var children []*Task
 		var forks sync.WaitGroup
 		stopped := make(chan struct{})
 		fs := []func(){func() {

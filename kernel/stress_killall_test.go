@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"fmt"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // killAllPerForker is how many children each forker of the kill(-1)
@@ -23,7 +21,7 @@ const killAllPerForker = 4
 // not reused, so pids wrap around at every round: a child's pid can be
 // made lower than its parent's, and kill(-1)'s walk, in increasing pid
 // order, then passes the child's pid before it reaches the parent.
-func killAllSetup(t *testing.T) (k *kernel.Kernel, init *kernel.Task, nForkers, pidMax int) {
+func killAllSetup(t *testing.T) (k *Kernel, init *Task, nForkers, pidMax int) {
 	k, init = newKernel(t)
 	nForkers = 2*runtime.GOMAXPROCS(0) + 2
 	pidMax = 300 + nForkers*(killAllPerForker+1) + 32
@@ -35,7 +33,7 @@ func killAllSetup(t *testing.T) (k *kernel.Kernel, init *kernel.Task, nForkers, 
 // processes, children of init, that take the top pids of the range, so
 // that the children they fork get wrapped-around pids below theirs. It
 // returns the forkers.
-func killAllRace(t *testing.T, init *kernel.Task, nForkers, pidMax int) []*kernel.Task {
+func killAllRace(t *testing.T, init *Task, nForkers, pidMax int) []*Task {
 	t.Helper()
 	// Move the pid cursor until the forkers land on the last pids.
 	for {
@@ -47,7 +45,7 @@ func killAllRace(t *testing.T, init *kernel.Task, nForkers, pidMax int) []*kerne
 			break
 		}
 	}
-	forkers := make([]*kernel.Task, nForkers)
+	forkers := make([]*Task, nForkers)
 	for i := range forkers {
 		forkers[i] = fork(t, init)
 	}
@@ -57,8 +55,8 @@ func killAllRace(t *testing.T, init *kernel.Task, nForkers, pidMax int) []*kerne
 // forkDuringKillAll makes f fork up to n children, stopping at the first
 // failure, which must be EINTR (f was killed first) or ESRCH (f is gone).
 // It returns the children.
-func forkDuringKillAll(t *testing.T, f *kernel.Task, n int) []*kernel.Task {
-	var children []*kernel.Task
+func forkDuringKillAll(t *testing.T, f *Task, n int) []*Task {
+	var children []*Task
 	for range n {
 		c, err := f.Fork()
 		if err != nil {
@@ -90,7 +88,7 @@ func TestStressKillAllVsFork(t *testing.T) {
 	for i := 0; i < iterations(400) && (i < 8 || time.Since(start) < *stressDuration); i++ {
 		forkers := killAllRace(t, init, nForkers, pidMax)
 		var mu sync.Mutex
-		children := map[*kernel.Task][]*kernel.Task{}
+		children := map[*Task][]*Task{}
 		fs := []func(){func() { mustOK(t, init.Kill(-1, int(unix.SIGKILL))) }}
 		for _, f := range forkers {
 			fs = append(fs, func() {
@@ -138,7 +136,7 @@ func TestStressStopAllVsFork(t *testing.T) {
 	for i := 0; i < iterations(200) && (i < 8 || time.Since(start) < *stressDuration); i++ {
 		forkers := killAllRace(t, init, nForkers, pidMax)
 		var mu sync.Mutex
-		var children []*kernel.Task
+		var children []*Task
 		var forks sync.WaitGroup
 		stopped := make(chan struct{})
 		fs := []func(){func() {

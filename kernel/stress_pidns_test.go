@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // TestStressForkIntoDyingNamespace races forks into a pid namespace
@@ -29,9 +27,9 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 	for i := range iterations(300) {
 		inside := i%2 == 0
 		u := fork(t, init)
-		var n, forker *kernel.Task
+		var n, forker *Task
 		if inside {
-			n = clone(t, u, kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
+			n = clone(t, u, CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
 			forker = fork(t, n)
 		} else {
 			mustOK(t, u.Unshare(unix.CLONE_NEWPID))
@@ -44,7 +42,7 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		}
 		npid := n.PIDIn(k.RootNamespace())
 
-		var kids []*kernel.Task
+		var kids []*Task
 		var ferr, xerr error
 		concurrently(t, rng,
 			func() { xerr = n.Exit(0) },
@@ -129,14 +127,14 @@ func TestStressNamespaceInitThreadsExit(t *testing.T) {
 	root := k.RootNamespace()
 	for i := range iterations(300) {
 		u := fork(t, init)
-		n := clone(t, u, kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
-		nt := clone(t, n, kernel.CloneArgs{Flags: threadFlags})
+		n := clone(t, u, CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
+		nt := clone(t, n, CloneArgs{Flags: threadFlags})
 		a := fork(t, n)
 		b := fork(t, a)
 		ns, npid := n.Namespace(), n.PIDIn(root)
 
 		var errs [2]error
-		var kids []*kernel.Task
+		var kids []*Task
 		concurrently(t, rng,
 			func() { errs[0] = n.Exit(1) },
 			func() { errs[1] = nt.Exit(2) },

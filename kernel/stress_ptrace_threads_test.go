@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // Races around tracers of single threads (D5–D10, C5–C11). Each round ends
@@ -21,10 +19,10 @@ import (
 // reportLog collects what a tracer's waits report, from any goroutine.
 type reportLog struct {
 	mu      sync.Mutex
-	reports []kernel.WaitResult
+	reports []WaitResult
 }
 
-func (l *reportLog) add(r kernel.WaitResult) {
+func (l *reportLog) add(r WaitResult) {
 	l.mu.Lock()
 	l.reports = append(l.reports, r)
 	l.mu.Unlock()
@@ -56,17 +54,17 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range iterations(300) {
 		a := fork(t, init)
-		waiter := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
-		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+		waiter := clone(t, a, CloneArgs{Flags: threadFlags})
+		killer := clone(t, a, CloneArgs{Flags: threadFlags})
 		keep := fork(t, a) // a child, so that the waiter never gets ECHILD
 		b := fork(t, init)
-		threads := make([]*kernel.Task, nThreads)
+		threads := make([]*Task, nThreads)
 		for j := range threads {
-			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+			threads[j] = clone(t, b, CloneArgs{Flags: threadFlags})
 		}
 		targets := threads
 		if i%2 == 1 {
-			targets = append([]*kernel.Task{b}, threads...)
+			targets = append([]*Task{b}, threads...)
 		}
 		exitKill := i%4 == 3
 		killTracer := i%3 == 0 // by SIGKILL from init rather than a sibling's exit_group
@@ -147,9 +145,9 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 				t.Fatalf("iteration %d: the tracer reaped pid %d, which it never seized (seized %v)", i, r.Pid, seized.tids)
 			case seen[r.Pid]:
 				t.Fatalf("iteration %d: the tracer reaped %d twice", i, r.Pid)
-			case r.Status == exitedStatus(own) && r.Code == kernel.CLDExited,
-				r.Status == exitedStatus(2) && r.Code == kernel.CLDExited,
-				exitKill && r.Status == unix.WaitStatus(unix.SIGKILL) && r.Code == kernel.CLDKilled:
+			case r.Status == exitedStatus(own) && r.Code == CLDExited,
+				r.Status == exitedStatus(2) && r.Code == CLDExited,
+				exitKill && r.Status == unix.WaitStatus(unix.SIGKILL) && r.Code == CLDKilled:
 			default:
 				t.Fatalf("iteration %d: tracer's report of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
 			}
@@ -196,9 +194,9 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 	outcomes := map[string]int{}
 	for i := range iterations(300) {
 		a := fork(t, init)
-		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+		killer := clone(t, a, CloneArgs{Flags: threadFlags})
 		b := fork(t, init)
-		threads := []*kernel.Task{clone(t, b, kernel.CloneArgs{Flags: threadFlags}), clone(t, b, kernel.CloneArgs{Flags: threadFlags})}
+		threads := []*Task{clone(t, b, CloneArgs{Flags: threadFlags}), clone(t, b, CloneArgs{Flags: threadFlags})}
 		seize := i%2 == 0
 		for _, th := range threads {
 			if seize {
@@ -238,7 +236,7 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 						runtime.Gosched()
 						continue
 					}
-					if !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+					if !allowed[r.Status] || r.Code != CLDTrapped {
 						t.Errorf("iteration %d: tracer told of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
 						return
 					}
@@ -277,7 +275,7 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 		checkInvariants(t, k, fmt.Sprintf("iteration %d, tracer gone", i))
 		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
 		k.Quiesce()
-		for _, th := range append([]*kernel.Task{b}, threads...) {
+		for _, th := range append([]*Task{b}, threads...) {
 			if th.Exited() || th.Stopped() {
 				t.Fatalf("iteration %d: after the tracer's death and SIGCONT, tid %d: exited %v stopped %v",
 					i, th.Gettid(), th.Exited(), th.Stopped())
@@ -320,14 +318,14 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 	for i := range iterations(150) {
 		a := fork(t, init)
 		b := fork(t, init)
-		_, err := b.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})
+		_, err := b.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})
 		mustOK(t, err)
-		tracers := []*kernel.Task{a}
-		threads := make([]*kernel.Task, nThreads)
+		tracers := []*Task{a}
+		threads := make([]*Task, nThreads)
 		for j := range threads {
-			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+			threads[j] = clone(t, b, CloneArgs{Flags: threadFlags})
 			if j > 0 {
-				tracers = append(tracers, clone(t, a, kernel.CloneArgs{Flags: threadFlags}))
+				tracers = append(tracers, clone(t, a, CloneArgs{Flags: threadFlags}))
 			}
 			mustOK(t, tracers[j].Ptrace(unix.PTRACE_SEIZE, threads[j].Gettid(), 0, 0))
 		}
@@ -343,7 +341,7 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 						return
 					}
 					r, err := tr.Wait4(ctx, tid, unix.WALL)
-					if err != nil || r.Pid != tid || !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+					if err != nil || r.Pid != tid || !allowed[r.Status] || r.Code != CLDTrapped {
 						t.Errorf("iteration %d: wait4(%d) after INTERRUPT %d = {pid %d status %#x code %d}, %v",
 							i, tid, n, r.Pid, uint32(r.Status), r.Code, err)
 						return
@@ -386,7 +384,7 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 		reaped := map[int]bool{}
 		for range threads {
 			r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG)
-			if err != nil || r.Status != unix.WaitStatus(unix.SIGKILL) || r.Code != kernel.CLDKilled || reaped[r.Pid] {
+			if err != nil || r.Status != unix.WaitStatus(unix.SIGKILL) || r.Code != CLDKilled || reaped[r.Pid] {
 				t.Fatalf("iteration %d: tracer's wait4 after SIGKILL = {pid %d status %#x code %d}, %v; want each thread killed once",
 					i, r.Pid, uint32(r.Status), r.Code, err)
 			}

@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 var (
@@ -24,9 +22,6 @@ var (
 	stressSeed    = flag.Uint64("stress.seed", 0, "seed of the random choices (0: from the clock)")
 	stressIters   = flag.Int("stress.iters", 0, "iterations of each hard-case test (0: its default)")
 )
-
-// threadFlags makes a pthread.
-const threadFlags = unix.CLONE_THREAD | unix.CLONE_SIGHAND | unix.CLONE_VM
 
 // hangLimit bounds every wait for goroutines of a test. The calls involved
 // take micro- to milliseconds, so running past it means a deadlock, and
@@ -96,12 +91,12 @@ func concurrently(t testing.TB, rng *rand.Rand, fs ...func()) {
 }
 
 // fork and clone create a task that the test needs.
-func fork(t testing.TB, parent *kernel.Task) *kernel.Task {
+func fork(t testing.TB, parent *Task) *Task {
 	t.Helper()
-	return clone(t, parent, kernel.CloneArgs{ExitSignal: int(unix.SIGCHLD)})
+	return clone(t, parent, CloneArgs{ExitSignal: int(unix.SIGCHLD)})
 }
 
-func clone(t testing.TB, parent *kernel.Task, args kernel.CloneArgs) *kernel.Task {
+func clone(t testing.TB, parent *Task, args CloneArgs) *Task {
 	t.Helper()
 	c, err := parent.Clone(args)
 	if err != nil {
@@ -126,9 +121,9 @@ func isOneOf(err error, allowed ...error) bool {
 	return false
 }
 
-func newKernel(t testing.TB) (*kernel.Kernel, *kernel.Task) {
+func newKernel(t testing.TB) (*Kernel, *Task) {
 	t.Helper()
-	k, err := kernel.New(kernel.Config{})
+	k, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +131,7 @@ func newKernel(t testing.TB) (*kernel.Kernel, *kernel.Task) {
 }
 
 // waitChild is a blocking wait4 that must report a child within hangLimit.
-func waitChild(t testing.TB, parent *kernel.Task, pid, options int) kernel.WaitResult {
+func waitChild(t testing.TB, parent *Task, pid, options int) WaitResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
@@ -150,7 +145,7 @@ func waitChild(t testing.TB, parent *kernel.Task, pid, options int) kernel.WaitR
 // reapAll waits for every child of parent, blocking, until ECHILD, and
 // returns the statuses by pid. It may run on any goroutine: it reports a
 // failure with Errorf.
-func reapAll(t testing.TB, parent *kernel.Task) map[int]unix.WaitStatus {
+func reapAll(t testing.TB, parent *Task) map[int]unix.WaitStatus {
 	got := map[int]unix.WaitStatus{}
 	ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
 	defer cancel()
@@ -171,7 +166,7 @@ func reapAll(t testing.TB, parent *kernel.Task) map[int]unix.WaitStatus {
 }
 
 // expectNoChildren checks that parent has nothing left to wait for.
-func expectNoChildren(t testing.TB, parent *kernel.Task) {
+func expectNoChildren(t testing.TB, parent *Task) {
 	t.Helper()
 	if r, err := parent.Wait4(context.Background(), -1, unix.WNOHANG|unix.WALL); !errors.Is(err, unix.ECHILD) {
 		t.Fatalf("pid %d: wait4 after reaping everything: %+v, %v; want ECHILD", parent.Getpid(), r, err)
@@ -179,7 +174,7 @@ func expectNoChildren(t testing.TB, parent *kernel.Task) {
 }
 
 // expectOnlyInit checks that the table is back to init alone.
-func expectOnlyInit(t testing.TB, k *kernel.Kernel, i int) {
+func expectOnlyInit(t testing.TB, k *Kernel, i int) {
 	t.Helper()
 	if n := k.RootNamespace().Allocated(); n != 1 {
 		t.Fatalf("iteration %d: %d pids allocated after everything was reaped, want 1 (a leak)", i, n)
@@ -187,7 +182,7 @@ func expectOnlyInit(t testing.TB, k *kernel.Kernel, i int) {
 }
 
 // checkInvariants runs the invariant checker on a quiescent kernel.
-func checkInvariants(t testing.TB, k *kernel.Kernel, when string) {
+func checkInvariants(t testing.TB, k *Kernel, when string) {
 	t.Helper()
 	waitOrDump(t, "Quiesce", k.Quiesce)
 	if err := k.CheckInvariants(); err != nil {
@@ -199,7 +194,7 @@ func checkInvariants(t testing.TB, k *kernel.Kernel, when string) {
 // and checks that the table is consistent and holds init alone. Whatever a
 // run left behind (threads, zombies, pid namespaces whose init waits for
 // them to drain) ends up a child of init once every process has exited.
-func finish(t testing.TB, k *kernel.Kernel) {
+func finish(t testing.TB, k *Kernel) {
 	t.Helper()
 	init := k.Init()
 	root := k.RootNamespace()
@@ -239,7 +234,7 @@ func finish(t testing.TB, k *kernel.Kernel) {
 }
 
 // describeTable lists the tasks still findable, for a failure message.
-func describeTable(k *kernel.Kernel) string {
+func describeTable(k *Kernel) string {
 	root := k.RootNamespace()
 	var b strings.Builder
 	for nr := 1; nr < root.PIDMax(); nr++ {

@@ -15,7 +15,7 @@ import (
 // TestCloneFlagValidation_A1_A2_A4 checks copy_process's flag checks, made
 // before anything is allocated (host: every combination → EINVAL).
 func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	before := e.k.RootNamespace().Allocated()
 	for _, tc := range []struct {
@@ -56,7 +56,7 @@ func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
 // unshare(CLONE_NEWPID) fails too (host: EINVAL, also after the new
 // namespace's init died).
 func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 // TestCloneParentFromInit_A3: neither the global init nor a namespace init
 // may make a sibling (host, for a namespace init: EINVAL).
 func TestCloneParentFromInit_A3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	_, err := e.init.Clone(CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)})
 	errIs(t, "CLONE_PARENT from global init", err, unix.EINVAL)
 	p := e.fork(e.init)
@@ -116,7 +116,7 @@ func TestCloneParentFromInit_A3(t *testing.T) {
 // a task with CAP_SYS_ADMIN in its effective set (host: setresuid(u, 0, 0)
 // forks past the limit).
 func TestCloneRlimitNproc_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if err := p.Setrlimit(unix.RLIMIT_NPROC, RLimit{3, 3}); err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestCloneRlimitNproc_A7(t *testing.T) {
 // TestCloneThreadLimit_A8: max_threads counts every task not yet released,
 // threads and zombies included.
 func TestCloneThreadLimit_A8(t *testing.T) {
-	e := newLCEnv(t, Config{ThreadLimit: 3})
+	e := newEnv(t, Config{ThreadLimit: 3})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	_, err := p.Fork()
@@ -218,7 +218,7 @@ func TestCloneThreadLimit_A8(t *testing.T) {
 // TestClonePIDPerLevel_A10: a process has one pid per namespace level, each
 // from that level's allocator; it is invisible (0) outside its ancestry.
 func TestClonePIDPerLevel_A10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	root := e.k.RootNamespace()
 	p := e.fork(e.init)
 	i1 := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
@@ -270,7 +270,7 @@ func TestClonePIDPerLevel_A10(t *testing.T) {
 // again and again since the restart point is RESERVED_PIDS; with pid 300
 // in use the range is full → EAGAIN though 2..299 are free).
 func TestClonePIDCyclic_A11(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 301})
+	e := newEnv(t, Config{PIDMax: 301})
 	p := e.init
 	for want := 2; want <= 300; want++ {
 		c := e.fork(p)
@@ -295,7 +295,7 @@ func TestClonePIDCyclic_A11(t *testing.T) {
 // fails (an outer level is full), its cursor is reset, so the next fork
 // still makes pid 1, the namespace's init.
 func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 301})
+	e := newEnv(t, Config{PIDMax: 301})
 	p := e.fork(e.init) // pid 2
 	var kids []*Task
 	for range 298 { // pids 3..300: the root level is full
@@ -343,7 +343,7 @@ func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
 // TestCloneLookupNeverSeesEmbryo_A15: a task is findable by pid only once
 // clone has finished building it.
 func TestCloneLookupNeverSeesEmbryo_A15(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	root := e.k.RootNamespace()
 	p := e.fork(e.init)
 	stop := make(chan struct{})
@@ -390,7 +390,7 @@ func TestCloneLookupNeverSeesEmbryo_A15(t *testing.T) {
 // TestCloneThread_A16: a thread shares tgid and leader, has no exit signal,
 // has the caller's parent, and is on no children list.
 func TestCloneThread_A16(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	if th.Getpid() != p.Getpid() || th.Gettid() == p.Gettid() || th.tg.Leader() != p {
@@ -423,7 +423,7 @@ func TestCloneThread_A16(t *testing.T) {
 // asked for; the caller's wait for it fails with ECHILD; the common parent
 // reaps it.
 func TestCloneParentSibling_A17(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	s := e.clone(c, unix.CLONE_PARENT, unix.SIGUSR2)
@@ -470,7 +470,7 @@ func TestCloneParentSibling_A17(t *testing.T) {
 // TestCloneParentOfOrphanedCaller_A17: CLONE_PARENT by a process whose
 // parent has exited makes a child of its new parent.
 func TestCloneParentOfOrphanedCaller_A17(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.exit(p, 0)
@@ -489,7 +489,7 @@ func TestCloneParentOfOrphanedCaller_A17(t *testing.T) {
 // TestCloneChild_A18: the caller is the parent and the exit signal is the
 // one clone was given.
 func TestCloneChild_A18(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	c := e.clone(th, 0, unix.SIGUSR2)
@@ -521,7 +521,7 @@ func TestCloneChild_A18(t *testing.T) {
 // has_child_subreaper is the parent's has_child_subreaper ||
 // is_child_subreaper.
 func TestCloneInherits_A19(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Setsid(); err != nil {
 		t.Fatal(err)
@@ -562,7 +562,7 @@ func TestCloneInherits_A19(t *testing.T) {
 // default-action SIGUSR1 parent-death signal; SIGKILL from its parent in
 // the ancestor namespace kills it).
 func TestCloneNewPIDNamespaceInit_A20(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, tc := range []struct {
 		sig  unix.Signal
 		want unix.WaitStatus

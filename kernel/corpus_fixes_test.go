@@ -14,7 +14,7 @@ import (
 // moved, so the next pid handed out in the outer namespace skips the
 // numbers the failed forks used (corpus a21).
 func TestCorpusForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	outer := e.fork(e.init) // pid 2 of the root namespace
 	ns := e.clone(outer, unix.CLONE_NEWPID, unix.SIGCHLD)
 	a := e.fork(ns)
@@ -33,7 +33,7 @@ func TestCorpusForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
 	if got, want := after.PIDIn(ns.Namespace()), before.PIDIn(ns.Namespace())+3; got != want {
 		t.Errorf("pid after two failed forks: %d, want %d (each failed fork takes a number)", got, want)
 	}
-	if got, want := rootPID(e, after), rootPID(e, before)+3; got != want {
+	if got, want := e.rootPID(after), e.rootPID(before)+3; got != want {
 		t.Errorf("root-level pid after two failed forks: %d, want %d", got, want)
 	}
 	e.check()
@@ -43,7 +43,7 @@ func TestCorpusForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
 // its goroutine has noticed: runners must not call it blocked (corpus b62,
 // where a join printed EDEADLK instead of done).
 func TestCorpusKilledWaiterIsNotSleeping_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	e.fork(p)
@@ -66,7 +66,7 @@ func TestCorpusKilledWaiterIsNotSleeping_B2(t *testing.T) {
 // find the exiting process ready too and report it first, since it comes
 // first on the children list (corpus c20; racy before the fix).
 func TestCorpusAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 300 {
 		s := e.fork(e.init)
 		if err := s.PrctlSetChildSubreaper(true); err != nil {
@@ -98,10 +98,10 @@ func TestCorpusSignalJudgedByAddressee_G1_D6(t *testing.T) {
 		want unix.WaitStatus // the traced thread's report; 0: none
 	}{
 		{unix.SIGTERM, killed(unix.SIGTERM)},
-		{unix.SIGQUIT, unix.WaitStatus(unix.SIGQUIT)<<8 | 0x7f},
+		{unix.SIGQUIT, stopped(unix.SIGQUIT, 0)},
 		{unix.SIGCHLD, 0},
 	} {
-		e := newLCEnv(t, Config{})
+		e := newEnv(t, Config{})
 		p := e.fork(e.init)
 		th := e.thread(p)
 		if err := e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0); err != nil {
@@ -132,7 +132,7 @@ func TestCorpusSignalJudgedByAddressee_G1_D6(t *testing.T) {
 // attach stop stops its process, and a new tracer that seizes and resumes
 // it sees the signal as a signal-delivery stop (corpus d149).
 func TestCorpusStoppedTraceeKeepsSignal_D9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	tracer := e.fork(e.init)
 	p := e.fork(tracer)
 	if err := tracer.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0); err != nil {
@@ -148,15 +148,13 @@ func TestCorpusStoppedTraceeKeepsSignal_D9(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.check()
-	stopped := func(sig unix.Signal) unix.WaitStatus { return unix.WaitStatus(sig)<<8 | 0x7f }
 	// The seize's PTRACE_EVENT_STOP trap of the stopped process.
-	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(),
-		stopped(unix.SIGSTOP)|unix.WaitStatus(ptraceEventStop)<<16)
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGSTOP, ptraceEventStop))
 	if err := e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.check()
-	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGTSTP))
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGTSTP, 0))
 	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +168,7 @@ func TestCorpusStoppedTraceeKeepsSignal_D9(t *testing.T) {
 // before the parent stops (corpus c45, d150).
 func TestCorpusWaitReapsBeforeStopping_C7(t *testing.T) {
 	for _, traced := range []bool{false, true} {
-		e := newLCEnv(t, Config{})
+		e := newEnv(t, Config{})
 		p := e.fork(e.init)
 		sig := unix.SIGSTOP
 		if traced {
@@ -203,21 +201,12 @@ func TestCorpusWaitReapsBeforeStopping_C7(t *testing.T) {
 	}
 }
 
-// reapAll reaps p's children until none is left.
-func (e *lcEnv) reapAll(p *Task) {
-	for {
-		if _, err := e.wait4(p, -1, unix.WALL); err != nil {
-			return
-		}
-	}
-}
-
 // A thread an exec kills out of a signal-delivery stop requeues a signal
 // its tracer has not collected (ptrace_signal); from the process's queue
 // the exec'ing thread takes it after the exec, with the new image's
 // default action (corpus x20).
 func TestCorpusExecTakesKilledTraceeSignal_D6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	pid := p.Gettid()
 	if err := e.init.Ptrace(unix.PTRACE_SEIZE, pid, 0, 0); err != nil {
@@ -241,7 +230,7 @@ func TestCorpusExecTakesKilledTraceeSignal_D6(t *testing.T) {
 // seized with PTRACE_O_EXITKILL, is dead while the exec still waits
 // (corpus x21).
 func TestCorpusExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	tracer := e.thread(p)
 	victim := e.fork(e.init)
@@ -272,7 +261,7 @@ func TestCorpusExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
 // by a wait for its pid and by one for any child (corpus c46).
 func TestCorpusTracedChildStopBeforeContinue_C10(t *testing.T) {
 	for _, anyChild := range []bool{false, true} {
-		e := newLCEnv(t, Config{})
+		e := newEnv(t, Config{})
 		c := e.fork(e.init)
 		pid := c.Gettid()
 		for _, sig := range []unix.Signal{unix.SIGSTOP, unix.SIGCONT} {
@@ -289,7 +278,7 @@ func TestCorpusTracedChildStopBeforeContinue_C10(t *testing.T) {
 		if anyChild {
 			sel = -1
 		}
-		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, stopped(unix.SIGSTOP, 0))
 		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, 0xffff)
 		if err := e.init.Kill(pid, int(unix.SIGKILL)); err != nil {
 			t.Fatal(err)

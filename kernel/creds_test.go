@@ -33,7 +33,7 @@ func lcUIDs(t *testing.T, task *Task, r, e, s uint32) {
 // TestCredsCapabilityDrop_A7 (host): the capability rules of
 // cap_emulate_setxuid, which decide the RLIMIT_NPROC exemption.
 func TestCredsCapabilityDrop_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	lcCaps(t, p, true, true, "root")
 	must := func(err error) {
@@ -90,7 +90,7 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 // TestCredsGid: setgid with CAP_SETGID sets all four gids; without it only
 // to the real or saved gid, changing the effective and fs gid.
 func TestCredsGid(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if err := p.Setgid(50); err != nil {
 		t.Fatal(err)
@@ -125,7 +125,7 @@ func TestCredsGid(t *testing.T) {
 // setuid moves the charge, uid 0 is not counted, and a zombie stays charged
 // until it is reaped.
 func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	a, b := e.k.user(1000), e.k.user(2000)
@@ -169,7 +169,7 @@ func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
 
 // TestCredsExitedTask: an exited task can make no credential calls.
 func TestCredsExitedTask(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	e.exit(p, 0)
 	errIs(t, "setuid", p.Setuid(0), unix.ESRCH)

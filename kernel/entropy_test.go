@@ -11,7 +11,7 @@ import (
 // releases included, and what ReadEntropy returns changes with it (seed
 // 004's add_device_randomness in release_task).
 func TestReleaseFeedsEntropy(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	if n := e.k.EntropySamples(); n != 0 {
 		t.Fatalf("samples before any release: %d", n)
 	}

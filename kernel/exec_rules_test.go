@@ -13,7 +13,7 @@ import (
 // SIGUSR1, whose default action would kill the parent (B7, C5; corpus
 // x15).
 func TestDeThreadResetsLeaderExitSignal_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	w := e.fork(e.init)
 	a := e.clone(w, 0, unix.SIGUSR1)
 	e.wantWait(w, -1, unix.WNOHANG|unix.WCLONE, nil)
@@ -34,7 +34,7 @@ func TestDeThreadResetsLeaderExitSignal_B7(t *testing.T) {
 }
 
 // setNproc sets t's RLIMIT_NPROC soft limit, keeping the hard one.
-func (e *lcEnv) setNproc(t *Task, soft uint64) {
+func (e *env) setNproc(t *Task, soft uint64) {
 	e.t.Helper()
 	if err := t.Setrlimit(unix.RLIMIT_NPROC, RLimit{Cur: soft, Max: unix.RLIM_INFINITY}); err != nil {
 		e.t.Fatalf("setrlimit(RLIMIT_NPROC, %d): %v", soft, err)
@@ -42,7 +42,7 @@ func (e *lcEnv) setNproc(t *Task, soft uint64) {
 }
 
 // forkAs forks a child of init and moves it to uid.
-func (e *lcEnv) forkAs(uid int) *Task {
+func (e *env) forkAs(uid int) *Task {
 	e.t.Helper()
 	c := e.fork(e.init)
 	if err := c.Setuid(uid); err != nil {
@@ -57,17 +57,17 @@ func (e *lcEnv) forkAs(uid int) *Task {
 // over the limit (zombies count until released) and clears the mark once
 // it is not (A7; corpus a57, a58).
 func TestExecRechecksNprocAfterSetuid_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	x := e.forkAs(1000)
 	// One other task, limit 1: not over, not marked.
 	a := e.fork(e.init)
 	e.setNproc(a, 1)
-	noErr(t, "a.Setuid(1000)", a.Setuid(1000))
-	noErr(t, "a.Execve()", a.Execve())
+	errIs(t, "a.Setuid(1000)", a.Setuid(1000), nil)
+	errIs(t, "a.Execve()", a.Execve(), nil)
 	// Two others: marked.
 	b := e.fork(e.init)
 	e.setNproc(b, 1)
-	noErr(t, "b.Setresuid(1000, -1, -1)", b.Setresuid(1000, -1, -1))
+	errIs(t, "b.Setresuid(1000, -1, -1)", b.Setresuid(1000, -1, -1), nil)
 	errIs(t, "exec while the user has 3 tasks", b.Execve(), unix.EAGAIN)
 	e.exit(x, 0)
 	errIs(t, "exec while a zombie still counts", b.Execve(), unix.EAGAIN)
@@ -75,11 +75,11 @@ func TestExecRechecksNprocAfterSetuid_A7(t *testing.T) {
 	errIs(t, "exec with 2 tasks for a limit of 1", b.Execve(), unix.EAGAIN)
 	e.exit(a, 0)
 	e.reap(e.init, a.Getpid(), 0, a.Getpid(), exited(0))
-	noErr(t, "b.Execve()", b.Execve())
+	errIs(t, "b.Execve()", b.Execve(), nil)
 	// The mark is gone: over the limit again, exec still succeeds.
 	e.forkAs(1000)
 	e.forkAs(1000)
-	noErr(t, "b.Execve()", b.Execve())
+	errIs(t, "b.Execve()", b.Execve(), nil)
 	e.check()
 }
 
@@ -88,33 +88,26 @@ func TestExecRechecksNprocAfterSetuid_A7(t *testing.T) {
 // (copy_process); a move back to uid 0 clears it too, as root is never
 // marked (A7; corpus a58, a59).
 func TestNprocMarkInheritedAndCleared_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	e.forkAs(1001)
 	e.forkAs(1001)
 	b := e.fork(e.init)
 	e.setNproc(b, 1)
-	noErr(t, "b.Setresuid(1001, -1, -1)", b.Setresuid(1001, -1, -1))
+	errIs(t, "b.Setresuid(1001, -1, -1)", b.Setresuid(1001, -1, -1), nil)
 	e.setNproc(b, 100)
 	c := e.fork(b)
 	e.setNproc(b, 1)
 	e.setNproc(c, 1)
 	errIs(t, "exec by the marked parent's child", c.Execve(), unix.EAGAIN)
-	noErr(t, "b.Execve()", b.Execve())
+	errIs(t, "b.Execve()", b.Execve(), nil)
 
 	d := e.fork(e.init)
 	e.setNproc(d, 1)
-	noErr(t, "d.Setresuid(1001, -1, -1)", d.Setresuid(1001, -1, -1))
+	errIs(t, "d.Setresuid(1001, -1, -1)", d.Setresuid(1001, -1, -1), nil)
 	errIs(t, "exec once marked", d.Execve(), unix.EAGAIN)
-	noErr(t, "d.Setresuid(0, -1, -1)", d.Setresuid(0, -1, -1))
-	noErr(t, "d.Execve()", d.Execve())
+	errIs(t, "d.Setresuid(0, -1, -1)", d.Setresuid(0, -1, -1), nil)
+	errIs(t, "d.Execve()", d.Execve(), nil)
 	e.check()
-}
-
-func noErr(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
 }
 
 // de_thread sleeps, killably, until every killed sibling is released
@@ -123,10 +116,10 @@ func noErr(t *testing.T, what string, err error) {
 // the exec is asleep, for runners to see (Sleeping), and returns once the
 // tracer's wait has reaped the sibling (corpus x16).
 func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	th := e.thread(a)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
 	done := make(chan error, 1)
 	go func() { done <- a.Execve() }()
 	e.eventually("the exec to sleep", a.Sleeping)
@@ -138,8 +131,8 @@ func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
 	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
 	select {
 	case err := <-done:
-		noErr(t, "exec", err)
-	case <-time.After(lcTimeout):
+		errIs(t, "exec", err, nil)
+	case <-time.After(callTimeout):
 		t.Fatal("exec never completed after the sibling was reaped")
 	}
 	e.exit(a, 2)
@@ -152,10 +145,10 @@ func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
 // sibling's reaping sleeps until the exec ends, then goes through (D5;
 // corpus d143).
 func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	th := e.thread(a)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
 	execDone := make(chan error, 1)
 	go func() { execDone <- a.Execve() }()
 	e.eventually("the exec to sleep", a.Sleeping)
@@ -172,8 +165,8 @@ func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
 	for what, ch := range map[string]chan error{"exec": execDone, "attach": attached} {
 		select {
 		case err := <-ch:
-			noErr(t, what, err)
-		case <-time.After(lcTimeout):
+			errIs(t, what, err, nil)
+		case <-time.After(callTimeout):
 			t.Fatalf("%s never completed after the sibling was reaped", what)
 		}
 	}
@@ -187,15 +180,15 @@ func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
 // capabilities the caller lacks may be reniced only with CAP_SYS_NICE
 // (F5; corpus f23).
 func TestSetniceNeedsCallersCaps_F5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	keeper := e.fork(e.init)
-	noErr(t, "setresuid", keeper.Setresuid(1000, 1000, -1)) // saved uid 0 keeps the permitted set
+	errIs(t, "setresuid", keeper.Setresuid(1000, 1000, -1), nil) // saved uid 0 keeps the permitted set
 	dropped := e.forkAs(1000)
 	errIs(t, "renice of a task with more capabilities",
 		dropped.Setpriority(unix.PRIO_PROCESS, keeper.Gettid(), 12), unix.EPERM)
 	if got, _ := keeper.Getpriority(unix.PRIO_PROCESS, 0); got != 20 {
 		t.Fatalf("refused renice changed the target: getpriority %d, want 20", got)
 	}
-	noErr(t, "renice by the task with more capabilities", keeper.Setpriority(unix.PRIO_PROCESS, dropped.Gettid(), 12))
+	errIs(t, "renice by the task with more capabilities", keeper.Setpriority(unix.PRIO_PROCESS, dropped.Gettid(), 12), nil)
 	e.check()
 }

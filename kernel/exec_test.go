@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -13,13 +12,13 @@ import (
 // setpgid fail with EACCES, and hands the dead threads' children to the
 // exec'er.
 func TestExecveDeThread(t *testing.T) {
-	k, init := newKernel(t)
-	p := fork(t, init)
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
 	pid := p.Getpid()
-	a := clone(t, p, CloneArgs{Flags: threadFlags})
-	b := clone(t, p, CloneArgs{Flags: threadFlags})
+	a := e.thread(p)
+	b := e.thread(p)
 	bTid := b.Gettid()
-	child := clone(t, a, CloneArgs{ExitSignal: int(unix.SIGUSR1)})
+	child := e.clone(a, 0, unix.SIGUSR1)
 	mustOK(t, errOf(p.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})))
 	mustOK(t, errOf(p.Sigaction(int(unix.SIGHUP), SigAction{Handler: SigIgn, Flags: 0x4})))
 	mustOK(t, errOf(b.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigHandler, Flags: SaNoCldWait})))
@@ -31,10 +30,10 @@ func TestExecveDeThread(t *testing.T) {
 	if b.Getpid() != pid || b.Gettid() != pid || b.ThreadGroup().Leader() != b {
 		t.Fatalf("exec'er: pid %d tid %d, want the old leader's %d", b.Getpid(), b.Gettid(), pid)
 	}
-	if got := k.RootNamespace().Lookup(bTid); got != nil {
+	if got := e.k.RootNamespace().Lookup(bTid); got != nil {
 		t.Fatalf("the exec'er's old tid %d still names a task", bTid)
 	}
-	if got := k.RootNamespace().Lookup(pid); got != b {
+	if got := e.k.RootNamespace().Lookup(pid); got != b {
 		t.Fatalf("pid %d names %v, want the exec'er", pid, got)
 	}
 	for sig, want := range map[unix.Signal]SigAction{
@@ -47,22 +46,20 @@ func TestExecveDeThread(t *testing.T) {
 	if child.Getppid() != pid {
 		t.Fatalf("child's parent %d, want the exec'er's pid %d", child.Getppid(), pid)
 	}
-	if err := init.Setpgid(pid, 0); err != unix.EACCES {
+	if err := e.init.Setpgid(pid, 0); err != unix.EACCES {
 		t.Fatalf("setpgid of an exec'd child: %v, want EACCES", err)
 	}
-	mustOK(t, child.Exit(4))
-	if r := waitChild(t, b, child.Getpid(), unix.WALL|unix.WNOHANG); r.Status.ExitStatus() != 4 {
+	e.exit(child, 4)
+	if r := e.waitOne(b, child.Getpid(), unix.WALL|unix.WNOHANG); r.Status.ExitStatus() != 4 {
 		t.Fatalf("child's status %v", r.Status)
 	}
-	mustOK(t, b.ExitGroup(3))
-	if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 3 {
+	e.exitGroup(b, 3)
+	if r := e.waitOne(e.init, pid, 0); r.Status.ExitStatus() != 3 {
 		t.Fatalf("process status %v, want exit 3", r.Status)
 	}
-	checkInvariants(t, k, "after exec")
-	finish(t, k)
+	e.check()
+	e.finish()
 }
-
-func errOf[T any](_ T, err error) error { return err }
 
 // Hard case: exec's de_thread against clone of a new thread and
 // exit_group in the same process. A thread cloned before de_thread is
@@ -70,21 +67,20 @@ func errOf[T any](_ T, err error) error { return err }
 // killed); the exec'er ends as the process's only thread, with the
 // leader's pid; an exit_group during de_thread ends only its caller.
 func TestStressExecVsClone(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 2))
-	k, init := newKernel(t)
-	outcomes := map[string]int{}
-	for i := range iterations(400) {
-		p := fork(t, init)
+	s := newStress(t, 2, Config{})
+	s.checkEvery = 0 // the rounds check the invariants mid-race
+	for i := range s.rounds(400) {
+		p := s.fork(s.init)
 		pid := p.Getpid()
-		a := clone(t, p, CloneArgs{Flags: threadFlags})
-		b := clone(t, p, CloneArgs{Flags: threadFlags})
+		a := s.thread(p)
+		b := s.thread(p)
 		execer, cloner, other := b, a, p
 		if i%2 == 1 {
 			execer, cloner, other = p, a, b
 		}
 		var nt *Task
 		var cerr, xerr, gerr error
-		concurrently(t, rng,
+		s.concurrently(
 			func() { xerr = execer.Execve() },
 			func() { nt, cerr = cloner.Clone(CloneArgs{Flags: threadFlags}) },
 			func() {
@@ -101,22 +97,21 @@ func TestStressExecVsClone(t *testing.T) {
 			if !isOneOf(xerr, unix.ESRCH, unix.EAGAIN, unix.EINTR) || !execer.Exited() {
 				t.Fatalf("iteration %d: exec: %v, exec'er exited %v", i, xerr, execer.Exited())
 			}
-			outcomes["exit_group first"]++
-			if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 9 {
+			s.count("exit_group first")
+			if r := s.waitOne(s.init, pid, 0); r.Status.ExitStatus() != 9 {
 				t.Fatalf("iteration %d: status %v, want exit 9", i, r.Status)
 			}
-			expectOnlyInit(t, k, i)
 			continue
 		}
 		switch {
 		case cerr != nil && isOneOf(cerr, unix.EINTR, unix.ESRCH):
-			outcomes["clone refused"]++
+			s.count("clone refused")
 		case cerr != nil:
 			t.Fatalf("iteration %d: clone during exec: %v", i, cerr)
 		case !nt.Exited():
 			t.Fatalf("iteration %d: thread %d cloned during exec survived it", i, nt.Gettid())
 		default:
-			outcomes["thread killed by exec"]++
+			s.count("thread killed by exec")
 		}
 		if execer.Exited() || execer.Getpid() != pid || execer.Gettid() != pid {
 			t.Fatalf("iteration %d: exec'er exited %v, pid %d tid %d, want %d", i, execer.Exited(), execer.Getpid(), execer.Gettid(), pid)
@@ -124,14 +119,13 @@ func TestStressExecVsClone(t *testing.T) {
 		if !other.Exited() || !cloner.Exited() {
 			t.Fatalf("iteration %d: a sibling survived the exec", i)
 		}
-		checkInvariants(t, k, "after exec vs clone")
-		mustOK(t, execer.ExitGroup(0))
-		if r := waitChild(t, init, pid, 0); r.Status.ExitStatus() != 0 {
+		s.check()
+		s.exitGroup(execer, 0)
+		if r := s.waitOne(s.init, pid, 0); r.Status.ExitStatus() != 0 {
 			t.Fatalf("iteration %d: status %v", i, r.Status)
 		}
-		expectOnlyInit(t, k, i)
 	}
-	t.Logf("outcomes: %v", outcomes)
+	s.end()
 }
 
 // TestExitsAnExecStartsRunAfterIt: exits that an exit starts (here the
@@ -142,22 +136,22 @@ func TestStressExecVsClone(t *testing.T) {
 // exec'er to reap, every time: when it ran alongside the exec, it was
 // sometimes reaped at once, and the state machine test failed under load.
 func TestExitsAnExecStartsRunAfterIt(t *testing.T) {
-	k, init := newKernel(t)
+	e := newEnv(t, Config{})
 	for i := range 200 {
-		p := fork(t, init)
-		th := clone(t, p, CloneArgs{Flags: threadFlags})
-		c := fork(t, p)
+		p := e.fork(e.init)
+		th := e.thread(p)
+		c := e.fork(p)
 		mustOK(t, c.PrctlSetPdeathsig(int(unix.SIGTERM)))
 		mustOK(t, errOf(p.Sigaction(int(unix.SIGCHLD), SigAction{Flags: SaNoCldWait})))
 		mustOK(t, th.Execve())
-		k.Quiesce()
+		e.k.Quiesce()
 		r, err := th.Wait4(t.Context(), c.Getpid(), unix.WNOHANG)
-		if err != nil || r.Pid != c.Getpid() || r.Status != unix.WaitStatus(unix.SIGTERM) {
+		if err != nil || r.Pid != c.Getpid() || r.Status != killed(unix.SIGTERM) {
 			t.Fatalf("iteration %d: the exec'er's wait for the child killed by its pdeath signal = %+v, %v; want it killed by SIGTERM",
 				i, r, err)
 		}
-		mustOK(t, th.Exit(0))
-		waitChild(t, init, th.Getpid(), 0)
+		e.exit(th, 0)
+		e.waitOne(e.init, th.Getpid(), 0)
 	}
-	checkInvariants(t, k, "after the execs")
+	e.check()
 }

@@ -14,7 +14,7 @@ import (
 // TestExitEndsOnlyThread_B1: exit(2) ends the calling thread; the process
 // lives on, and the code is masked to 8 bits (host: exit(259) → 3).
 func TestExitEndsOnlyThread_B1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	tid := th.Gettid()
@@ -40,7 +40,7 @@ func TestExitEndsOnlyThread_B1(t *testing.T) {
 // TestExitGroupKillsOtherThreads_B2: exit_group kills every other thread,
 // and its code is what the parent sees, whichever thread calls it.
 func TestExitGroupKillsOtherThreads_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	c := e.fork(t2) // t2's child goes to the reaper (init)
@@ -64,7 +64,7 @@ func TestExitGroupKillsOtherThreads_B2(t *testing.T) {
 // TestExitGroupFirstCodeWins_B2: two concurrent exit_groups; exactly one
 // succeeds and its code is the group's.
 func TestExitGroupFirstCodeWins_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 200 {
 		p := e.fork(e.init)
 		t1, t2 := e.thread(p), e.thread(p)
@@ -92,7 +92,7 @@ func TestExitGroupFirstCodeWins_B2(t *testing.T) {
 // the exit_group code; with the leader already gone the same holds through
 // B3 when the exiting thread goes first.
 func TestExitGroupRacesThreadExit_B2_B3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for i := range 300 {
 		p := e.fork(e.init)
 		t1, t2 := e.thread(p), e.thread(p)
@@ -116,7 +116,7 @@ func TestExitGroupRacesThreadExit_B2_B3(t *testing.T) {
 // TestExitLastThreadCode_B3 (host): leader exits 0, the last thread exits
 // 5: the parent sees 5<<8.
 func TestExitLastThreadCode_B3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	e.exit(p, 0)
@@ -135,7 +135,7 @@ func TestExitLastThreadCode_B3(t *testing.T) {
 // panics); a non-last thread of init may, and init keeps working with its
 // remaining thread as the child reaper.
 func TestExitRootInit_B4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	init := e.init
 	if err := init.Exit(0); !errors.Is(err, ErrInitExit) {
 		t.Fatalf("init exit: %v, want ErrInitExit", err)
@@ -183,7 +183,7 @@ func TestExitRootInit_B4(t *testing.T) {
 // TestExitThreadNeverWaitable_B5: an exiting non-leader thread reaps itself
 // and is never visible to wait, even with __WALL.
 func TestExitThreadNeverWaitable_B5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	out := e.blockedWait(e.init, -1, unix.WALL)
 	th := e.thread(p)
@@ -200,7 +200,7 @@ func TestExitThreadNeverWaitable_B5(t *testing.T) {
 // is a silent zombie; WNOHANG says 0, a blocking wait keeps sleeping, and
 // the last thread's exit notifies the parent.
 func TestExitZombieLeaderWithThreads_B6_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	e.exit(p, 0)
@@ -223,7 +223,7 @@ func TestExitZombieLeaderWithThreads_B6_C9(t *testing.T) {
 // zombie leader is reaped when its last thread goes; until then WNOHANG
 // says 0.
 func TestExitZombieLeaderAutoreap_B6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func TestExitZombieLeaderAutoreap_B6(t *testing.T) {
 // TestExitLastThreadsConcurrently_B6: the last two threads of a process
 // with a zombie leader exit at once; the parent is notified exactly once.
 func TestExitLastThreadsConcurrently_B6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 300 {
 		p := e.fork(e.init)
 		t1, t2 := e.thread(p), e.thread(p)
@@ -263,7 +263,7 @@ func TestExitLastThreadsConcurrently_B6(t *testing.T) {
 // SIGCHLD still has to wait for it (with __WCLONE): only SIGCHLD children
 // are autoreaped.
 func TestExitSignalNotSIGCHLD_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.clone(p, 0, unix.SIGUSR1)
 	e.exit(c, 0)
@@ -299,7 +299,7 @@ func TestExitSignalNotSIGCHLD_B7(t *testing.T) {
 // TestExitSignalZero_B7 (host): exit signal 0 sends nothing; the child is
 // a __WCLONE child, invisible to a default wait, and not autoreaped.
 func TestExitSignalZero_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -317,7 +317,7 @@ func TestExitSignalZero_B7(t *testing.T) {
 // SIG_DFL) both autoreap SIGCHLD children; a blocked waiter is woken and
 // gets ECHILD once nothing is left.
 func TestExitAutoreap_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, act := range []SigAction{
 		{Handler: SigIgn},
 		{Handler: SigHandler, Flags: SaNoCldWait},
@@ -349,7 +349,7 @@ func TestExitAutoreap_B7(t *testing.T) {
 // TestExitKilledByPdeathSignal_C8: a process killed by a signal reports the
 // signal number; a core-dumping signal with RLIMIT_CORE 0 has no core bit.
 func TestExitKilledByPdeathSignal_C8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +373,7 @@ func TestExitKilledByPdeathSignal_C8(t *testing.T) {
 // TestInvariantCheckerCatchesCorruption: the checker must be able to fail.
 // Each case corrupts one piece of the table and restores it.
 func TestInvariantCheckerCatchesCorruption(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	z := e.fork(p)
@@ -439,7 +439,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 // caller itself was killed) or made a task before the group exit, and then
 // a new thread was killed with its siblings.
 func TestExitGroupRacesClone_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for i := range 300 {
 		p := e.fork(e.init)
 		th := e.thread(p)

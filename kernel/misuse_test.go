@@ -19,7 +19,7 @@ import (
 // blockingWithNil runs call, which must block in p, on a goroutine of its
 // own; once p sleeps it runs wake and returns call's outcome. A panic in
 // call is returned as an error.
-func (e *lcEnv) blockingWithNil(p *Task, call func() error, wake func()) error {
+func (e *env) blockingWithNil(p *Task, call func() error, wake func()) error {
 	e.t.Helper()
 	out := make(chan error, 1)
 	go func() {
@@ -30,7 +30,7 @@ func (e *lcEnv) blockingWithNil(p *Task, call func() error, wake func()) error {
 		}()
 		out <- call()
 	}()
-	deadline := time.Now().Add(lcTimeout)
+	deadline := time.Now().Add(callTimeout)
 	for !p.Sleeping() {
 		select {
 		case err := <-out:
@@ -46,7 +46,7 @@ func (e *lcEnv) blockingWithNil(p *Task, call func() error, wake func()) error {
 	select {
 	case err := <-out:
 		return err
-	case <-time.After(lcTimeout):
+	case <-time.After(callTimeout):
 		e.t.Fatal("the call never returned")
 		return nil
 	}
@@ -57,7 +57,7 @@ func (e *lcEnv) blockingWithNil(p *Task, call func() error, wake func()) error {
 // sleeps until what it waits for happens, and does not panic.
 func TestNilContextIsBackground(t *testing.T) {
 	var nilCtx context.Context // a caller that passes nil
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +163,7 @@ func TestConfigValidated_A11(t *testing.T) {
 // keeps Linux's defaults for the others (semget works), and the fields it
 // sets take effect.
 func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
-	e := newLCEnv(t, Config{SemLimits: sem.Limits{SEMMSL: 4}})
+	e := newEnv(t, Config{SemLimits: sem.Limits{SEMMSL: 4}})
 	if got, want := e.init.IPCNamespace().Limits(), (sem.Limits{SEMMSL: 4}).WithDefaults(); got != want {
 		t.Fatalf("limits %+v, want %+v", got, want)
 	}
@@ -195,7 +195,7 @@ type exitedCall struct {
 
 // exitedCalls calls every syscall-shaped method of Task with arguments
 // that would succeed, or block, for a live caller.
-func exitedCalls(e *lcEnv, semID int) []exitedCall {
+func exitedCalls(e *env, semID int) []exitedCall {
 	ctx := func() context.Context {
 		ctx, cancel := e.ctx()
 		e.t.Cleanup(cancel)
@@ -247,7 +247,7 @@ func exitedCalls(e *lcEnv, semID int) []exitedCall {
 // live thread, or reaped. Accessors without an error result (Getpid,
 // Gettid, Getpgrp, Creds, …) keep answering with the task's last state.
 func TestExitedTaskCallsFailESRCH(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	semID, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)

@@ -11,13 +11,11 @@ import (
 // Behaviours marked "host" were checked on Linux 6.18 with small C
 // programs using unshare(CLONE_NEWPID), fork and waitpid.
 
-func rootPID(e *lcEnv, t *Task) int { return t.PIDIn(e.k.RootNamespace()) }
-
 // TestPIDNSInitDeathZaps_B11: when a namespace's init dies, every other
 // task of the namespace is killed, its zombies are reaped, and the init's
 // parent sees its exit once the namespace is empty.
 func TestPIDNSInitDeathZaps_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -31,10 +29,10 @@ func TestPIDNSInitDeathZaps_B11(t *testing.T) {
 		t.Fatalf("sigaction(SIGKILL): %v", err)
 	}
 	e.exit(i, 3)
-	e.reap(p, -1, 0, rootPID(e, i), exited(3))
+	e.reap(p, -1, 0, e.rootPID(i), exited(3))
 	for _, x := range []*Task{d, dd, th, u, z} {
 		if !x.Exited() {
-			t.Fatalf("task %d survived its namespace's init", rootPID(e, x))
+			t.Fatalf("task %d survived its namespace's init", e.rootPID(x))
 		}
 	}
 	if ns.Allocated() != 0 || !ns.alloc.Disabled() {
@@ -51,7 +49,7 @@ func TestPIDNSInitDeathZaps_B11(t *testing.T) {
 // its parent has reaped it (WNOHANG on the init says 0 meanwhile); forks
 // into the dead namespace fail with ENOMEM.
 func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, exitedFirst := range []bool{false, true} {
 		p := e.fork(e.init)
 		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
@@ -72,11 +70,11 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 		if !c.Exited() {
 			t.Fatal("the init's death must kill the child of the outside parent")
 		}
-		e.wantWait(p, rootPID(e, i), unix.WNOHANG, nil)
+		e.wantWait(p, e.rootPID(i), unix.WNOHANG, nil)
 		_, err := p.Fork()
 		errIs(t, "fork into a dead namespace", err, unix.ENOMEM)
-		e.reap(p, rootPID(e, c), 0, rootPID(e, c), want)
-		e.reap(p, rootPID(e, i), 0, rootPID(e, i), exited(3))
+		e.reap(p, e.rootPID(c), 0, e.rootPID(c), want)
+		e.reap(p, e.rootPID(i), 0, e.rootPID(i), exited(3))
 		_, err = p.Fork()
 		errIs(t, "fork into a dead namespace after it emptied", err, unix.ENOMEM)
 		errIs(t, "unshare(CLONE_NEWPID) again", p.Unshare(unix.CLONE_NEWPID), unix.EINVAL)
@@ -90,7 +88,7 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 // ancestor namespace (SIGKILL overrides SIGNAL_UNKILLABLE from outside),
 // and zaps its own namespace in turn.
 func TestPIDNSNested_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i1 := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	a := e.fork(i1)
@@ -99,7 +97,7 @@ func TestPIDNSNested_B11(t *testing.T) {
 	e.fork(b)
 	ns1, ns2 := i1.Namespace(), i2.Namespace()
 	e.exit(i1, 1)
-	e.reap(p, -1, 0, rootPID(e, i1), exited(1))
+	e.reap(p, -1, 0, e.rootPID(i1), exited(1))
 	if !i2.Exited() || ns1.Allocated() != 0 || ns2.Allocated() != 0 {
 		t.Fatalf("nested namespaces hold %d, %d pids", ns1.Allocated(), ns2.Allocated())
 	}
@@ -113,7 +111,7 @@ func TestPIDNSNested_B11(t *testing.T) {
 // orphans (getppid says 1); the init's parent sees nothing until the last
 // thread's exit zaps the namespace, and then the last thread's code.
 func TestPIDNSInitThreads_B8_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -131,7 +129,7 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 	e.reap(th, b.Getpid(), 0, b.Getpid(), exited(0))
 	e.wantWait(p, -1, unix.WNOHANG, nil)
 	e.exit(th, 4)
-	e.reap(p, -1, 0, rootPID(e, i), exited(4))
+	e.reap(p, -1, 0, e.rootPID(i), exited(4))
 	if !c.Exited() || ns.Allocated() != 0 {
 		t.Fatal("the last init thread's exit must zap the namespace")
 	}
@@ -144,7 +142,7 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 // exiting either succeed (and the child is killed with the rest) or fail
 // with ENOMEM; the namespace always empties.
 func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 100 {
 		p := e.fork(e.init)
 		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
@@ -205,7 +203,7 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 // TestPIDNSDepthLimit: namespaces nest 32 levels deep (MAX_PID_NS_LEVEL);
 // the 33rd is ENOSPC. Killing the outermost init zaps them all.
 func TestPIDNSDepthLimit(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	cur := p
 	var outer *Task
@@ -222,7 +220,7 @@ func TestPIDNSDepthLimit(t *testing.T) {
 	errIs(t, "33rd level", err, unix.ENOSPC)
 	errIs(t, "unshare at level 32", cur.Unshare(unix.CLONE_NEWPID), unix.ENOSPC)
 	e.exit(outer, 0)
-	e.reap(p, -1, 0, rootPID(e, outer), exited(0))
+	e.reap(p, -1, 0, e.rootPID(outer), exited(0))
 	if !cur.Exited() {
 		t.Fatal("the innermost init survived")
 	}
@@ -234,7 +232,7 @@ func TestPIDNSDepthLimit(t *testing.T) {
 // TestPIDNSOwnPIDMax_A10_A11: each level has its own pid_max; a new
 // namespace starts with its parent's.
 func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 1000})
+	e := newEnv(t, Config{PIDMax: 1000})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -259,7 +257,7 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 	e.exit(c2, 0)
 	e.reap(p, c2.Getpid(), 0, c2.Getpid(), exited(0))
 	e.exit(i, 0)
-	e.reap(p, rootPID(e, i), 0, rootPID(e, i), exited(0))
+	e.reap(p, e.rootPID(i), 0, e.rootPID(i), exited(0))
 	for _, c := range kids {
 		if !c.Exited() {
 			t.Fatal("zap missed a child")
@@ -277,17 +275,17 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 // returned. (On Linux whether the caller's reply reaches user space first
 // is a race, so no scenario records it.)
 func TestInjectedKillOfOwnInitReturnsFirst_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	n := e.clone(e.init, unix.CLONE_NEWPID, unix.SIGCHLD)
 	c := e.fork(n)
 	if err := c.Ptrace(unix.PTRACE_ATTACH, 1, 0, 0); err != nil {
 		t.Fatalf("attach to the namespace's init from inside: %v", err)
 	}
-	e.reap(c, 1, unix.WALL, 1, unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	e.reap(c, 1, unix.WALL, 1, stopped(unix.SIGSTOP, 0))
 	if err := c.Ptrace(unix.PTRACE_CONT, 1, 0, uint64(unix.SIGKILL)); err != nil {
 		t.Fatalf("CONT with SIGKILL = %v, want 0", err)
 	}
-	e.reap(e.init, rootPID(e, n), 0, rootPID(e, n), killed(unix.SIGKILL))
+	e.reap(e.init, e.rootPID(n), 0, e.rootPID(n), killed(unix.SIGKILL))
 	if !c.Exited() {
 		t.Fatal("the caller outlived its namespace's init")
 	}

@@ -18,10 +18,10 @@ func TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task(t *testing.T) {
 		_, err := f.waitid(w, unix.P_ALL, 0, opts|unix.WNOHANG)
 		return err
 	}
-	c := fork(t, f.a)
+	c := f.fork(f.a)
 	mustOK(t, c.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
-	th := clone(t, c, CloneArgs{Flags: threadFlags})
-	mustOK(t, c.Exit(3))
+	th := f.thread(c)
+	f.exit(c, 3)
 	f.k.Quiesce()
 	// A leader kept a zombie by its thread.
 	for opts, want := range map[int]error{unix.WSTOPPED: unix.ECHILD, unix.WCONTINUED: nil, unix.WEXITED: nil} {
@@ -29,7 +29,7 @@ func TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task(t *testing.T) {
 			t.Fatalf("waitid(%#x) with a delayed zombie leader = %v, want %v", opts, err, want)
 		}
 	}
-	mustOK(t, th.Exit(4))
+	f.exit(th, 4)
 	f.k.Quiesce()
 	for opts, want := range map[int]error{unix.WSTOPPED: unix.ECHILD, unix.WCONTINUED: unix.ECHILD,
 		unix.WSTOPPED | unix.WCLONE: unix.ECHILD} {
@@ -38,13 +38,13 @@ func TestZombieTraceeCountsOnlyForWEXITED_wait_consider_task(t *testing.T) {
 		}
 	}
 	r, err := f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED|unix.WNOHANG)
-	f.want("the parent's wait", r, err, c.Getpid(), exitedStatus(4), CLDExited)
+	f.want("the parent's wait", r, err, c.Getpid(), exited(4), CLDExited)
 
 	// A tracer outside the parent's process: it gets ECHILD without
 	// WEXITED, the parent, which the zombie has not reached yet, does not.
-	d := fork(t, f.b)
+	d := f.fork(f.b)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, d, 0)
-	mustOK(t, d.Exit(5))
+	f.exit(d, 5)
 	f.k.Quiesce()
 	if err := waitid(f.a, unix.WSTOPPED|unix.WALL); err != unix.ECHILD {
 		t.Fatalf("the tracer's waitid(WSTOPPED) = %v, want ECHILD", err)

@@ -29,23 +29,23 @@ func TestSigchldGoesToForkingThread_do_notify_parent(t *testing.T) {
 		t.Run(event, func(t *testing.T) {
 			f := newPtFixture(t)
 			f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-			byLeader := fork(t, f.b)
-			mustOK(t, byLeader.Exit(4))
+			byLeader := f.fork(f.b)
+			f.exit(byLeader, 4)
 			r, err := f.trappedAll(f.a)
 			f.wantNothing("the tracer's wait after the leader's child exited", r, err)
 
-			c := fork(t, f.th)
+			c := f.fork(f.th)
 			if event == "exit" {
-				mustOK(t, c.Exit(3))
+				f.exit(c, 3)
 			} else {
-				mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGSTOP)))
+				f.kill(f.init, c, unix.SIGSTOP)
 			}
 			r, err = f.trappedAll(f.a)
-			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
-			f.stopped(false, f.b)
+			f.want("the tracer's wait", r, err, f.th.Gettid(), stopped(unix.SIGCHLD, 0), CLDTrapped)
+			f.wantStopped(false, f.b)
 			f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			if event == "stop" {
-				mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGKILL)))
+				f.kill(f.init, c, unix.SIGKILL)
 			}
 			f.finish()
 		})
@@ -57,28 +57,28 @@ func TestSigchldGoesToForkingThread_do_notify_parent(t *testing.T) {
 // itself a traced non-leader stops for the SIGCHLD of each.
 func TestSigchldGoesToTracerThread_do_notify_parent_cldstop(t *testing.T) {
 	f := newPtFixture(t)
-	outer := fork(t, f.init)
+	outer := f.fork(f.init)
 	f.ptrace(outer, unix.PTRACE_SEIZE, f.th, 0)
-	q := fork(t, f.init)
+	q := f.fork(f.init)
 	f.ptrace(f.th, unix.PTRACE_SEIZE, q, 0)
 
 	// The tracer thread, stopped, makes no call until it is continued.
-	mustOK(t, f.init.Kill(q.Getpid(), int(unix.SIGUSR1)))
+	f.kill(f.init, q, unix.SIGUSR1)
 	r, err := f.trappedAll(outer)
-	f.want("the outer tracer's wait after the stop", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
+	f.want("the outer tracer's wait after the stop", r, err, f.th.Gettid(), stopped(unix.SIGCHLD, 0), CLDTrapped)
 	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.trappedAll(f.th)
-	f.want("the inner tracer's wait", r, err, q.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), stopped(unix.SIGUSR1, 0), CLDTrapped)
 
 	f.ptrace(f.th, unix.PTRACE_DETACH, q, 0)
 	f.ptrace(f.th, unix.PTRACE_SEIZE, q, 0)
-	mustOK(t, q.Exit(6))
+	f.exit(q, 6)
 	r, err = f.trappedAll(outer)
-	f.want("the outer tracer's wait after the exit", r, err, f.th.Gettid(), trapStatus(unix.SIGCHLD, 0), CLDTrapped)
+	f.want("the outer tracer's wait after the exit", r, err, f.th.Gettid(), stopped(unix.SIGCHLD, 0), CLDTrapped)
 	f.ptrace(outer, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.trappedAll(f.th)
-	f.want("the inner tracer's wait", r, err, q.Gettid(), exitedStatus(6), CLDExited)
-	f.finish(outer)
+	f.want("the inner tracer's wait", r, err, q.Gettid(), exited(6), CLDExited)
+	f.finish()
 }
 
 // TestPdeathSignalThroughItsThread_forget_original_parent: the
@@ -87,18 +87,18 @@ func TestSigchldGoesToTracerThread_do_notify_parent_cldstop(t *testing.T) {
 // and the process lives.
 func TestPdeathSignalThroughItsThread_forget_original_parent(t *testing.T) {
 	f := newPtFixture(t)
-	q := fork(t, f.init)
-	p := fork(t, q)
-	pt := clone(t, p, CloneArgs{Flags: threadFlags})
+	q := f.fork(f.init)
+	p := f.fork(q)
+	pt := f.thread(p)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, pt, 0)
 	mustOK(t, pt.PrctlSetPdeathsig(int(unix.SIGUSR1)))
-	mustOK(t, q.Exit(0))
+	f.exit(q, 0)
 	r, err := f.trappedAll(f.a)
-	f.want("the tracer's wait", r, err, pt.Gettid(), trapStatus(unix.SIGUSR1, 0), CLDTrapped)
+	f.want("the tracer's wait", r, err, pt.Gettid(), stopped(unix.SIGUSR1, 0), CLDTrapped)
 	if p.Exited() {
 		t.Fatal("the process died of a pdeath signal its traced thread stopped for")
 	}
-	f.finish(p)
+	f.finish()
 }
 
 // TestSigcontBeatsStopPassedOnResume_do_signal_stop: a SIGSTOP a tracee
@@ -114,12 +114,12 @@ func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
 		t.Run(fmt.Sprintf("%s, SIGCONT %v", tc.resume, tc.sigcont), func(t *testing.T) {
 			f := newPtFixture(t)
 			f.ptrace(f.a, unix.PTRACE_ATTACH, f.b, 0)
-			f.stopped(true, f.b)
+			f.wantStopped(true, f.b)
 			if tc.sigcont {
-				mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGCONT)))
+				f.kill(f.init, f.b, unix.SIGCONT)
 			}
 			if tc.resume == "tracer exits" {
-				mustOK(t, f.a.ExitGroup(0))
+				f.exitGroup(f.a, 0)
 			} else {
 				// The SIGCONT went to the untraced thread, which wanted
 				// it: nothing else is left for the leader to trap for.
@@ -129,12 +129,12 @@ func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
 			r, err := f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
 			if tc.sigcont {
 				f.wantNothing("the parent's wait", r, err)
-				f.stopped(false, f.b, f.th)
+				f.wantStopped(false, f.b, f.th)
 			} else {
-				f.want("the parent's wait", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDStopped)
-				f.stopped(true, f.b)
+				f.want("the parent's wait", r, err, f.b.Getpid(), stopped(unix.SIGSTOP, 0), CLDStopped)
+				f.wantStopped(true, f.b)
 			}
-			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL)))
+			f.kill(f.init, f.b, unix.SIGKILL)
 			f.finish()
 		})
 	}
@@ -146,25 +146,18 @@ func TestSigcontBeatsStopPassedOnResume_do_signal_stop(t *testing.T) {
 // first signal it takes, a child's SIGCHLD, stops it for good, since its
 // tracer never resumes it.
 func TestRootInitTracemeLinksIdle_ptrace_traceme(t *testing.T) {
-	k, init := newKernel(t)
-	other := fork(t, init)
-	mustOK(t, init.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
-	if err := init.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0); err != unix.EPERM {
-		t.Fatalf("second TRACEME = %v, want EPERM", err)
-	}
-	if err := other.Ptrace(unix.PTRACE_ATTACH, init.Gettid(), 0, 0); err != unix.EPERM {
-		t.Fatalf("ATTACH of the traced root init = %v, want EPERM", err)
-	}
-	checkInvariants(t, k, "after TRACEME")
-	if init.Stopped() {
+	e := newEnv(t, Config{})
+	other := e.fork(e.init)
+	mustOK(t, e.init.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
+	e.ptraceErr(e.init, unix.PTRACE_TRACEME, 0, 0, unix.EPERM)
+	e.ptraceErr(other, unix.PTRACE_ATTACH, e.init.Gettid(), 0, unix.EPERM)
+	e.check()
+	if e.init.Stopped() {
 		t.Fatal("the root init stopped before any signal")
 	}
-	mustOK(t, other.Exit(0))
-	k.Quiesce()
-	if !init.Stopped() {
-		t.Fatal("the traced root init did not stop for its child's SIGCHLD")
-	}
-	checkInvariants(t, k, "with the root init stopped")
+	e.exit(other, 0)
+	e.wantStopped(true, e.init)
+	e.check()
 }
 
 // TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop: a tracee detached
@@ -173,17 +166,17 @@ func TestRootInitTracemeLinksIdle_ptrace_traceme(t *testing.T) {
 // kept SIGHUP waits for SIGCONT, and only then kills it (d143).
 func TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop(t *testing.T) {
 	f := newPtFixture(t)
-	c := fork(t, f.init)
+	c := f.fork(f.init)
 	f.ptrace(f.a, unix.PTRACE_ATTACH, c, 0)
 	r, err := f.wait4(f.a, c.Getpid(), 0)
-	f.want("the tracer's wait", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDTrapped)
-	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGHUP)))
+	f.want("the tracer's wait", r, err, c.Getpid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
+	f.kill(f.init, c, unix.SIGHUP)
 	f.ptrace(f.a, unix.PTRACE_DETACH, c, uint64(unix.SIGSTOP))
 	f.k.Quiesce()
 	r, err = f.wait4(f.init, c.Getpid(), unix.WUNTRACED|unix.WNOHANG)
-	f.want("the parent's wait after the detach", r, err, c.Getpid(), trapStatus(unix.SIGSTOP, 0), CLDStopped)
-	mustOK(t, f.init.Kill(c.Getpid(), int(unix.SIGCONT)))
+	f.want("the parent's wait after the detach", r, err, c.Getpid(), stopped(unix.SIGSTOP, 0), CLDStopped)
+	f.kill(f.init, c, unix.SIGCONT)
 	r, err = f.wait4(f.init, c.Getpid(), 0)
-	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), unix.WaitStatus(unix.SIGHUP), CLDKilled)
+	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), killed(unix.SIGHUP), CLDKilled)
 	f.finish()
 }

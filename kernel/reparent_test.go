@@ -15,7 +15,7 @@ import (
 // live thread of its own process; their parent-death signal fires (a
 // SIGKILL one kills them) and their exit signal is kept.
 func TestReparentToOwnThread_B8_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	keep := e.clone(p, 0, unix.SIGUSR2)
@@ -42,7 +42,7 @@ func TestReparentToOwnThread_B8_B9(t *testing.T) {
 // TestReparentSubreaperChain_B8 (host): an orphan goes to the nearest
 // subreaper ancestor; when that one dies too, to the next one up.
 func TestReparentSubreaperChain_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	g := e.fork(e.init)
 	if err := g.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestReparentSubreaperChain_B8(t *testing.T) {
 // TestReparentSubreaperWithZombieLeader_B8 (host): a subreaper whose leader
 // has exited adopts through a live thread.
 func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	if err := a.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 // TestReparentSubreaperOutsideNamespace_B8 (host): a subreaper in an
 // ancestor namespace does not adopt: the namespace's init does.
 func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	if err := a.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 // so is a live child with another exit signal when it dies later; a reaper
 // that ignores SIGCHLD releases the zombie at once.
 func TestReparentZombieRenotified_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	g := e.fork(e.init)
 	if err := g.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestReparentZombieRenotified_B9(t *testing.T) {
 // TestReparentToInit_B8_B9: without subreapers orphans go to init, which
 // reaps them; zombies are re-notified to it.
 func TestReparentToInit_B8_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	z := e.fork(p)
@@ -205,7 +205,7 @@ func TestReparentToInit_B8_B9(t *testing.T) {
 // when the thread that is the parent exits, not inherited by children,
 // ignored when the child ignores it, and fatal when its action is default.
 func TestReparentPdeathSignal_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestReparentPdeathSignal_B9(t *testing.T) {
 // descendants all exit at once; every orphan ends up with a live adopter
 // and is reaped, and no pid leaks.
 func TestReparentConcurrentExits_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for round := range 50 {
 		top := e.fork(e.init)
 		if err := top.PrctlSetChildSubreaper(true); err != nil {

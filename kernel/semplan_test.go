@@ -15,7 +15,7 @@ func TestIPCNamespacesFollowThePlan(t *testing.T) {
 	for _, spec := range []string{"scalable", "linux-2.6.35", "gvisor", "linux-2.6.35,sem-lockless-perm"} {
 		t.Run(spec, func(t *testing.T) {
 			p := plan.MustParse(spec, false)
-			e := newLCEnv(t, Config{Plan: p})
+			e := newEnv(t, Config{Plan: p})
 			cloned := e.clone(e.init, unix.CLONE_NEWIPC, unix.SIGCHLD)
 			unshared := e.fork(e.init)
 			if err := unshared.Unshare(unix.CLONE_NEWIPC); err != nil {

@@ -14,32 +14,11 @@ import (
 // choice of thread, signal_wake_up, do_wait's -ERESTARTSYS and ipc/sem.c's
 // -EINTR.
 
-func (e *lcEnv) sigaction(p *Task, sig unix.Signal, handler int, flags uint64) {
-	e.t.Helper()
-	if _, err := p.Sigaction(int(sig), SigAction{Handler: handler, Flags: flags}); err != nil {
-		e.t.Fatalf("sigaction(%v) by %d: %v", sig, p.Gettid(), err)
-	}
-}
-
-func (e *lcEnv) kill(from *Task, to *Task, sig unix.Signal) {
-	e.t.Helper()
-	if err := from.Kill(to.Getpid(), int(sig)); err != nil {
-		e.t.Fatalf("kill(%d, %v): %v", to.Getpid(), sig, err)
-	}
-}
-
-func (e *lcEnv) tgkill(from *Task, to *Task, sig unix.Signal) {
-	e.t.Helper()
-	if err := from.Tgkill(to.Getpid(), to.Gettid(), int(sig)); err != nil {
-		e.t.Fatalf("tgkill(%d, %d, %v): %v", to.Getpid(), to.Gettid(), sig, err)
-	}
-}
-
 // TestHandledSignalInterruptsWait_C7: a handled signal without SA_RESTART
 // ends a blocked wait4 or waitid with EINTR, and the call is no longer
 // reported asleep once the signal is sent; the child is left to reap.
 func TestHandledSignalInterruptsWait_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.sigaction(p, unix.SIGUSR1, SigHandler, 0)
@@ -53,14 +32,14 @@ func TestHandledSignalInterruptsWait_C7(t *testing.T) {
 		t.Fatalf("interrupted wait4 = %+v, %v; want EINTR", o.r, o.err)
 	}
 
-	wout := make(chan lcWaitOut, 1)
+	wout := make(chan callOut, 1)
 	go func() {
 		ctx, cancel := e.ctx()
 		defer cancel()
 		r, err := p.Waitid(ctx, unix.P_PID, c.Getpid(), unix.WEXITED)
-		wout <- lcWaitOut{r, err}
+		wout <- callOut{r, err}
 	}()
-	e.untilSleeping(p, wout)
+	e.untilSleeping(p, "wait", wout)
 	e.kill(e.init, p, unix.SIGUSR1)
 	if o := e.result(wout); !errors.Is(o.err, unix.EINTR) {
 		t.Fatalf("interrupted waitid = %+v, %v; want EINTR", o.r, o.err)
@@ -76,7 +55,7 @@ func TestHandledSignalInterruptsWait_C7(t *testing.T) {
 // TestSaRestartWaitGoesOn_C7: with SA_RESTART the wait is restarted and
 // later reports the child; an ignored signal does not interrupt at all.
 func TestSaRestartWaitGoesOn_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.sigaction(p, unix.SIGUSR1, SigHandler, SaRestart)
@@ -87,7 +66,7 @@ func TestSaRestartWaitGoesOn_C7(t *testing.T) {
 	e.kill(e.init, p, unix.SIGUSR2)
 	e.k.Quiesce()
 	e.stillBlocked(out)
-	e.untilSleeping(p, out)
+	e.untilSleeping(p, "wait", out)
 	e.exit(c, 5)
 	if o := e.result(out); o.err != nil || o.r.Pid != c.Getpid() || o.r.Status != exited(5) {
 		t.Fatalf("restarted wait4 = %+v, %v; want %d exited 5", o.r, o.err, c.Getpid())
@@ -101,7 +80,7 @@ func TestSaRestartWaitGoesOn_C7(t *testing.T) {
 // interrupts it, but do_wait rescans before it returns -ERESTARTSYS, so
 // the exit is reported.
 func TestSigchldHandlerReportsExit_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.sigaction(p, unix.SIGCHLD, SigHandler, 0)
@@ -118,12 +97,12 @@ func TestSigchldHandlerReportsExit_C7(t *testing.T) {
 // TestStopContinueRestartsWait_C10: a stop takes a blocked wait out of
 // the call until SIGCONT, which restarts it.
 func TestStopContinueRestartsWait_C10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	out := e.blockedWait(p, c.Getpid(), 0)
 	e.kill(e.init, p, unix.SIGSTOP)
-	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), stopped(unix.SIGSTOP, 0))
 	e.stillBlocked(out)
 	e.kill(e.init, p, unix.SIGCONT)
 	e.k.Quiesce()
@@ -142,13 +121,13 @@ func TestStopContinueRestartsWait_C10(t *testing.T) {
 // continued, even with a child ready by then (handle_signal runs before
 // the restart would rescan).
 func TestHandledSignalWhileStoppedEndsWait_C10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.sigaction(p, unix.SIGUSR1, SigHandler, 0)
 	out := e.blockedWait(p, c.Getpid(), 0)
 	e.kill(e.init, p, unix.SIGSTOP)
-	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), stopped(unix.SIGSTOP, 0))
 	e.kill(e.init, p, unix.SIGUSR1)
 	e.exit(c, 1)
 	e.stillBlocked(out)
@@ -166,7 +145,7 @@ func TestHandledSignalWhileStoppedEndsWait_C10(t *testing.T) {
 // the leader's sleep, not another thread's; tgkill the named thread's;
 // once the leader has exited, the first running thread takes it.
 func TestSignalTakenByOneThread_G1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	th := e.thread(p)
@@ -208,7 +187,7 @@ func TestSignalTakenByOneThread_G1(t *testing.T) {
 type semOut struct{ err error }
 
 // blockedSemop starts a semop that must sleep and returns once it does.
-func (e *lcEnv) blockedSemop(p *Task, id int, ops ...sem.Sembuf) <-chan semOut {
+func (e *env) blockedSemop(p *Task, id int, ops ...sem.Sembuf) <-chan semOut {
 	e.t.Helper()
 	out := make(chan semOut, 1)
 	go func() {
@@ -216,7 +195,7 @@ func (e *lcEnv) blockedSemop(p *Task, id int, ops ...sem.Sembuf) <-chan semOut {
 		defer cancel()
 		out <- semOut{p.Semop(ctx, id, ops)}
 	}()
-	deadline := time.Now().Add(lcTimeout)
+	deadline := time.Now().Add(callTimeout)
 	for !p.Sleeping() {
 		select {
 		case o := <-out:
@@ -231,18 +210,18 @@ func (e *lcEnv) blockedSemop(p *Task, id int, ops ...sem.Sembuf) <-chan semOut {
 	return out
 }
 
-func (e *lcEnv) semResult(out <-chan semOut) error {
+func (e *env) semResult(out <-chan semOut) error {
 	e.t.Helper()
 	select {
 	case o := <-out:
 		return o.err
-	case <-time.After(lcTimeout):
+	case <-time.After(callTimeout):
 		e.t.Fatal("blocked semop never returned")
 		return nil
 	}
 }
 
-func (e *lcEnv) semctl(p *Task, id, num, cmd int) int {
+func (e *env) semctl(p *Task, id, num, cmd int) int {
 	e.t.Helper()
 	v, err := p.Semctl(id, num, cmd, sem.Semun{})
 	if err != nil {
@@ -255,7 +234,7 @@ func (e *lcEnv) semctl(p *Task, id, num, cmd int) int {
 // with EINTR, with or without SA_RESTART; the sleeper has left the queue
 // by the time the sender's step is done, and the set is unchanged.
 func TestSemopInterruptedBySignal_H10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 2, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +269,7 @@ func TestSemopInterruptedBySignal_H10(t *testing.T) {
 // TestSemopStopThenContinue_H10: a stop ends a semop sleep, which returns
 // EINTR only once the process is continued; SIGKILL still ends one.
 func TestSemopStopThenContinue_H10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -300,7 +279,7 @@ func TestSemopStopThenContinue_H10(t *testing.T) {
 	e.kill(e.init, p, unix.SIGSTOP)
 	// The stop's report to the parent waits for the sleeper to take the
 	// interrupt and leave the queue.
-	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), stopped(unix.SIGSTOP, 0))
 	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 		t.Fatalf("GETNCNT of a stopped sleeper = %d, want 0", n)
 	}
@@ -330,7 +309,7 @@ func TestSemopStopThenContinue_H10(t *testing.T) {
 // queue: a parent that does not Quiesce and reads the semaphore's sleeper
 // count as soon as its wait reports the stop sees none (s33).
 func TestGroupStopWaitsForSleepersToLeave_do_signal_stop(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -348,7 +327,7 @@ func TestGroupStopWaitsForSleepersToLeave_do_signal_stop(t *testing.T) {
 		if err := e.init.Kill(p.Getpid(), int(unix.SIGSTOP)); err != nil {
 			t.Fatal(err)
 		}
-		e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+		e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), stopped(unix.SIGSTOP, 0))
 		if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 			t.Fatalf("iteration %d: GETNCNT as the stop is reported = %d, want 0", i, n)
 		}

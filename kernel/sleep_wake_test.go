@@ -15,7 +15,7 @@ import (
 // for a stop.
 
 // semSet makes a one-semaphore set owned by init.
-func (e *lcEnv) semSet() int {
+func (e *env) semSet() int {
 	e.t.Helper()
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
@@ -26,7 +26,7 @@ func (e *lcEnv) semSet() int {
 
 // wantSemEINTR checks that a blocked semop left the queue (GETNCNT 0) and
 // then returns EINTR.
-func (e *lcEnv) wantSemEINTR(what string, id int, out <-chan semOut) {
+func (e *env) wantSemEINTR(what string, id int, out <-chan semOut) {
 	e.t.Helper()
 	e.k.Quiesce()
 	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
@@ -41,19 +41,19 @@ func (e *lcEnv) wantSemEINTR(what string, id int, out <-chan semOut) {
 // fails with EINTR (never restarted), returned once the tracer resumes it
 // from the trap (D6, H10; corpus d140).
 func TestPtraceInterruptBreaksSemop_H10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id := e.semSet()
 	a := e.fork(e.init)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, a, 0)
 	out := e.blockedSemop(a, id, sem.Sembuf{Num: 0, Op: -1})
-	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, a.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_INTERRUPT, a, 0)
 	e.k.Quiesce()
-	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	trap := stopped(unix.SIGTRAP, ptraceEventStop)
 	e.reap(e.init, a.Gettid(), unix.WNOHANG, a.Gettid(), trap)
 	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 		t.Fatalf("GETNCNT of a trapped tracee = %d, want 0", n)
 	}
-	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, a.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_CONT, a, 0)
 	e.wantSemEINTR("after PTRACE_INTERRUPT", id, out)
 	e.kill(e.init, a, unix.SIGKILL)
 	e.reap(e.init, a.Getpid(), 0, a.Getpid(), killed(unix.SIGKILL))
@@ -64,7 +64,7 @@ func TestPtraceInterruptBreaksSemop_H10(t *testing.T) {
 // signal_wake_up: a sibling asleep in semop leaves the queue, and fails
 // with EINTR once SIGCONT lets it run (H10; corpus h76).
 func TestGroupStopWakesSiblingSemop_H10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id := e.semSet()
 	a := e.fork(e.init)
 	th := e.thread(a)
@@ -85,18 +85,18 @@ func TestGroupStopWakesSiblingSemop_H10(t *testing.T) {
 // trap (ptrace_trap_notify), whose signal_wake_up ends its semop with
 // EINTR (D6, H10; corpus h77).
 func TestTrapNotifyBreaksTraceeSemop_H10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id := e.semSet()
 	a := e.fork(e.init)
 	th := e.thread(a)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
 	out := e.blockedSemop(th, id, sem.Sembuf{Num: 0, Op: -1})
 	e.kill(e.init, a, unix.SIGCONT)
 	e.k.Quiesce()
 	if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 		t.Fatalf("GETNCNT of a thread owing a notify trap = %d, want 0", n)
 	}
-	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
 	e.wantSemEINTR("after a SIGCONT notify", id, out)
 	e.kill(e.init, a, unix.SIGKILL)
 	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), killed(unix.SIGKILL))
@@ -108,17 +108,16 @@ func TestTrapNotifyBreaksTraceeSemop_H10(t *testing.T) {
 // shared one: a tracee stops for a tgkill'd SIGUSR2 before a kill'd
 // SIGUSR1 (D6; corpus d144).
 func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
-	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p.Gettid(), 0, 0))
-	stopped := func(sig unix.Signal) unix.WaitStatus { return unix.WaitStatus(sig)<<8 | 0x7f }
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGTRAP|ptraceEventStop<<8))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
+	e.ptrace(e.init, unix.PTRACE_INTERRUPT, p, 0)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGTRAP, ptraceEventStop))
 	e.kill(e.init, p, unix.SIGUSR1)
 	e.tgkill(e.init, p, unix.SIGUSR2)
 	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1} {
-		noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0))
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(sig))
+		e.ptrace(e.init, unix.PTRACE_CONT, p, 0)
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(sig, 0))
 	}
 	e.kill(e.init, p, unix.SIGKILL)
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
@@ -130,16 +129,16 @@ func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
 // on the way back to user space: after PTRACE_INTERRUPT it is in no stop,
 // so PTRACE_CONT fails with ESRCH (D6; corpus d145, x18).
 func TestNoTrapInsideKillableSleep_D6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
 	cloned := make(chan error, 1)
 	go func() {
 		_, err := p.Clone(CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)})
 		cloned <- err
 	}()
 	e.eventually("the vfork parent to sleep", p.Sleeping)
-	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_INTERRUPT, p, 0)
 	e.k.Quiesce()
 	errIs(t, "PTRACE_CONT of a vfork parent", e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0), unix.ESRCH)
 	e.kill(e.init, p, unix.SIGKILL)
@@ -153,15 +152,15 @@ func TestNoTrapInsideKillableSleep_D6(t *testing.T) {
 // signal_wake_up ends any ptrace stop, and the exit goes on (D6; corpus
 // d146, x19).
 func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, byExec := range []bool{false, true} {
 		p := e.fork(e.init)
 		th := e.thread(p)
 		other := e.thread(p)
-		noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, unix.PTRACE_O_TRACEEXIT))
+		e.ptrace(e.init, unix.PTRACE_SEIZE, th, unix.PTRACE_O_TRACEEXIT)
 		e.exit(th, 6)
 		e.check()
-		exitStop := unix.WaitStatus(unix.SIGTRAP|unix.PTRACE_EVENT_EXIT<<8)<<8 | 0x7f
+		exitStop := stopped(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT)
 		e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), exitStop)
 		if byExec {
 			// The exec then waits for the traced thread's release: its
@@ -169,7 +168,7 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- other.Execve() }()
 			e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(6))
-			noErr(t, "exec", <-done)
+			errIs(t, "exec", <-done, nil)
 			e.kill(e.init, other, unix.SIGKILL)
 		} else {
 			e.kill(e.init, p, unix.SIGKILL)
@@ -186,9 +185,9 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 // untraced thread does not stop the process's traced leader (G1, B7;
 // corpus g40).
 func TestSignalThroughParentThread_G1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.clone(e.init, 0, unix.SIGUSR1)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
 	th := e.thread(p)
 	c := e.fork(th)
 	e.exitGroup(c, 4)
@@ -204,10 +203,10 @@ func TestSignalThroughParentThread_G1(t *testing.T) {
 // a thread held there is alive for find_alive_thread and adopts the
 // children of its exiting leader (B8; corpus b82).
 func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, unix.PTRACE_O_TRACEEXIT))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, unix.PTRACE_O_TRACEEXIT)
 	e.exit(th, 5)
 	c := e.fork(p)
 	e.exit(p, 3)
@@ -215,7 +214,7 @@ func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
 	if got := c.Parent(); got != th {
 		t.Fatalf("orphan's parent is %v, want the thread held at PTRACE_EVENT_EXIT", got)
 	}
-	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
 	e.check()
 	if got := c.Getppid(); got != 1 {
 		t.Fatalf("orphan's parent pid %d after the thread exited, want init's", got)
@@ -231,10 +230,10 @@ func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
 // can reap the zombie only once the process is empty (B6, C11; corpus
 // d147).
 func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	tracer := e.fork(e.init)
-	noErr(t, "seize", tracer.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0))
+	e.ptrace(tracer, unix.PTRACE_SEIZE, p, 0)
 	th := e.thread(p)
 	e.sigaction(tracer, unix.SIGCHLD, SigHandler, 0)
 	out := e.blockedWait(tracer, -1, unix.WALL)
@@ -255,15 +254,15 @@ func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
 // owe a notify trap, goes to another thread, and the seized one traps
 // only once (D6, G1; corpus d148).
 func TestSignalSkipsThreadWithPendingTrap_G1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
-	noErr(t, "kill", e.init.Kill(th.Gettid(), int(unix.SIGCONT)))
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
+	errIs(t, "kill", e.init.Kill(th.Gettid(), int(unix.SIGCONT)), nil)
 	e.check()
-	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	trap := stopped(unix.SIGTRAP, ptraceEventStop)
 	e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), trap)
-	noErr(t, "cont", e.init.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
 	e.check()
 	e.wantWait(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, nil)
 	e.kill(e.init, p, unix.SIGKILL)

@@ -3,8 +3,6 @@ package kernel
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -16,12 +14,10 @@ import (
 // caller was already killed). A process forked meanwhile is not killed but
 // reparented to init.
 func TestStressExitGroupVsClone(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 1))
-	k, init := newKernel(t)
-	outcomes := map[string]int{}
-	for i := range iterations(400) {
-		p := fork(t, init)
-		th := clone(t, p, CloneArgs{Flags: threadFlags})
+	s := newStress(t, 1, Config{})
+	for i := range s.rounds(400) {
+		p := s.fork(s.init)
+		th := s.thread(p)
 		caller, exiter := th, p
 		if i%2 == 1 {
 			caller, exiter = p, th
@@ -29,7 +25,7 @@ func TestStressExitGroupVsClone(t *testing.T) {
 		forkMode := i%4 >= 2
 		var nt *Task
 		var cerr, xerr error
-		concurrently(t, rng,
+		s.concurrently(
 			func() {
 				if forkMode {
 					nt, cerr = caller.Fork()
@@ -41,36 +37,29 @@ func TestStressExitGroupVsClone(t *testing.T) {
 		mustOK(t, xerr)
 		switch {
 		case cerr != nil && isOneOf(cerr, unix.EINTR, unix.ESRCH):
-			outcomes["refused"]++
+			s.count("refused")
 		case cerr != nil:
 			t.Fatalf("iteration %d: clone during exit_group: %v, want EINTR or ESRCH", i, cerr)
 		case !forkMode && !nt.Exited():
 			t.Fatalf("iteration %d: thread %d cloned during exit_group survived it", i, nt.Gettid())
 		case !forkMode:
-			outcomes["thread killed with its group"]++
+			s.count("thread killed with its group")
 		case nt.Exited():
 			t.Fatalf("iteration %d: process forked during exit_group was killed with its parent", i)
 		case nt.Getppid() != 1:
 			t.Fatalf("iteration %d: orphan forked during exit_group has parent %d, want init", i, nt.Getppid())
 		default:
-			outcomes["process forked and reparented"]++
+			s.count("process forked and reparented")
 		}
-		r := waitChild(t, init, p.Getpid(), 0)
+		r := s.waitOne(s.init, p.Getpid(), 0)
 		if !r.Status.Exited() || r.Status.ExitStatus() != 7 {
 			t.Fatalf("iteration %d: process exited with status %#x, want exit_group's 7", i, uint32(r.Status))
 		}
 		if forkMode && cerr == nil {
-			mustOK(t, nt.Exit(0))
-			waitChild(t, init, nt.Getpid(), 0)
-		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+			s.exitReaped(s.init, nt, 0)
 		}
 	}
-	t.Logf("outcomes: %v", outcomes)
-	finish(t, k)
+	s.end()
 }
 
 // TestStressReparentVsCloneParent races a CLONE_PARENT clone against the
@@ -78,20 +67,19 @@ func TestStressExitGroupVsClone(t *testing.T) {
 // parent as the caller, the reaper (init, or a subreaper above the dying
 // parent), and never with the dead parent.
 func TestStressReparentVsCloneParent(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 2))
-	k, init := newKernel(t)
-	for i := range iterations(400) {
-		top := init
+	s := newStress(t, 2, Config{})
+	for i := range s.rounds(400) {
+		top := s.init
 		if i%2 == 1 {
-			top = fork(t, init)
+			top = s.fork(s.init)
 			mustOK(t, top.PrctlSetChildSubreaper(true))
 		}
-		p := fork(t, top)
+		p := s.fork(top)
 		var pt *Task
 		if i%4 >= 2 {
-			pt = clone(t, p, CloneArgs{Flags: threadFlags})
+			pt = s.thread(p)
 		}
-		c := fork(t, p)
+		c := s.fork(p)
 		var sib *Task
 		var serr error
 		var xerrs [2]error
@@ -104,7 +92,7 @@ func TestStressReparentVsCloneParent(t *testing.T) {
 		if pt != nil {
 			fs = append(fs, func() { xerrs[1] = pt.Exit(0) })
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		mustOK(t, errors.Join(xerrs[:]...))
 		if serr != nil {
 			t.Fatalf("iteration %d: CLONE_PARENT by a live child: %v", i, serr)
@@ -113,25 +101,19 @@ func TestStressReparentVsCloneParent(t *testing.T) {
 			t.Fatalf("iteration %d: after the parent's exit the child's parent is pid %d and the sibling's %d, want %d",
 				i, c.Getppid(), sib.Getppid(), top.Getpid())
 		}
-		if r := waitChild(t, top, p.Getpid(), 0); r.Status != 0 {
+		if r := s.waitOne(top, p.Getpid(), 0); r.Status != 0 {
 			t.Fatalf("iteration %d: parent's status %#x, want 0", i, uint32(r.Status))
 		}
-		mustOK(t, c.Exit(0))
-		mustOK(t, sib.Exit(0))
-		if got := reapAll(t, top); len(got) != 2 || got[c.Getpid()] != 0 || got[sib.Getpid()] != 0 {
+		s.exit(c, 0)
+		s.exit(sib, 0)
+		if got := s.reapAll(top); len(got) != 2 || got[c.Getpid()] != 0 || got[sib.Getpid()] != 0 {
 			t.Fatalf("iteration %d: reaped %v, want pids %d and %d with status 0", i, got, c.Getpid(), sib.Getpid())
 		}
-		if top != init {
-			mustOK(t, top.Exit(0))
-			waitChild(t, init, top.Getpid(), 0)
-		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		if top != s.init {
+			s.exitReaped(s.init, top, 0)
 		}
 	}
-	finish(t, k)
+	s.end()
 }
 
 // TestStressReparentToExitingSubreaper races the exit of a process against
@@ -141,19 +123,18 @@ func TestStressReparentVsCloneParent(t *testing.T) {
 // when g1 is dying too; the zombies of p and g2 must reach a reaper that
 // collects each exactly once.
 func TestStressReparentToExitingSubreaper(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 3))
-	k, init := newKernel(t)
-	for i := range iterations(300) {
-		g1 := fork(t, init)
+	s := newStress(t, 3, Config{})
+	for i := range s.rounds(300) {
+		g1 := s.fork(s.init)
 		mustOK(t, g1.PrctlSetChildSubreaper(true))
-		g2 := fork(t, g1)
+		g2 := s.fork(g1)
 		mustOK(t, g2.PrctlSetChildSubreaper(true))
 		var g2t *Task
 		if i%2 == 1 {
-			g2t = clone(t, g2, CloneArgs{Flags: threadFlags})
+			g2t = s.thread(g2)
 		}
-		p := fork(t, g2)
-		c := fork(t, p)
+		p := s.fork(g2)
+		c := s.fork(p)
 		g1Dies := i%4 == 3
 		pids := map[string]int{"g1": g1.Getpid(), "g2": g2.Getpid(), "p": p.Getpid(), "c": c.Getpid()}
 
@@ -168,21 +149,21 @@ func TestStressReparentToExitingSubreaper(t *testing.T) {
 		if g1Dies {
 			fs = append(fs, func() { errs[3] = g1.Exit(0) })
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		mustOK(t, errors.Join(errs[:]...))
 
 		want := g1
 		if g1Dies {
-			want = init
+			want = s.init
 		}
 		if c.Parent() != want {
 			t.Fatalf("iteration %d (%v): orphan's parent is pid %d, want %d", i, pids, c.Getppid(), want.Getpid())
 		}
-		mustOK(t, c.Exit(0))
-		reaped := reapAll(t, want)
+		s.exit(c, 0)
+		reaped := s.reapAll(want)
 		if want == g1 {
-			mustOK(t, g1.Exit(0))
-			for pid, st := range reapAll(t, init) {
+			s.exit(g1, 0)
+			for pid, st := range s.reapAll(s.init) {
 				reaped[pid] = st
 			}
 		}
@@ -194,12 +175,8 @@ func TestStressReparentToExitingSubreaper(t *testing.T) {
 				t.Fatalf("iteration %d: %s (pid %d) reaped %v with status %#x", i, name, pid, ok, uint32(st))
 			}
 		}
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
 	}
-	finish(t, k)
+	s.end()
 }
 
 // TestStressWaitVsReparent races a wait for a zombie against the
@@ -213,31 +190,29 @@ func TestStressReparentToExitingSubreaper(t *testing.T) {
 //     thread of the process, which is blocked waiting for it and must get
 //     it.
 func TestStressWaitVsReparent(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 4))
-	k, init := newKernel(t)
-	claimedBy := map[string]int{}
-	for i := range iterations(400) {
+	s := newStress(t, 4, Config{})
+	for i := range s.rounds(400) {
 		mode := i % 3
-		reaper := init
+		reaper := s.init
 		if mode == 2 {
-			reaper = fork(t, init)
+			reaper = s.fork(s.init)
 			mustOK(t, reaper.PrctlSetChildSubreaper(true))
 		}
-		pl := fork(t, reaper)
-		pt := clone(t, pl, CloneArgs{Flags: threadFlags})
+		pl := s.fork(reaper)
+		pt := s.thread(pl)
 		forker := pl
 		if mode == 1 {
 			forker = pt
 		}
-		c := fork(t, forker)
+		c := s.fork(forker)
 		cpid, ppid := c.Getpid(), pl.Getpid()
-		mustOK(t, c.Exit(5))
+		s.exit(c, 5)
 
 		if mode == 1 {
 			var r WaitResult
 			var werr, xerr error
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
-			concurrently(t, rng,
+			s.concurrently(
 				func() { r, werr = pl.Wait4(ctx, cpid, 0) },
 				func() { xerr = pt.Exit(0) })
 			cancel()
@@ -245,15 +220,15 @@ func TestStressWaitVsReparent(t *testing.T) {
 			if werr != nil || r.Pid != cpid || r.Status != 5<<8 {
 				t.Fatalf("iteration %d: wait for a zombie moved between threads: %+v, %v", i, r, werr)
 			}
-			claimedBy["thread of the old parent"]++
-			mustOK(t, pl.Exit(0))
-			waitChild(t, init, ppid, 0)
+			s.count("claimed by the thread of the old parent")
+			s.exit(pl, 0)
+			s.waitOne(s.init, ppid, 0)
 		} else {
 			var r WaitResult
 			var werr, xerr error
 			var byReaper map[int]unix.WaitStatus
 			ctx, cancel := context.WithTimeout(context.Background(), hangLimit)
-			concurrently(t, rng,
+			s.concurrently(
 				func() {
 					if i%2 == 0 {
 						r, werr = pl.Wait4(ctx, cpid, 0)
@@ -262,7 +237,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 					}
 				},
 				func() { xerr = pt.ExitGroup(0) },
-				func() { byReaper = reapAll(t, reaper) })
+				func() { byReaper = s.reapAll(reaper) })
 			cancel()
 			mustOK(t, xerr)
 			if t.Failed() {
@@ -271,7 +246,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 			claims := 0
 			if werr == nil && r.Pid == cpid {
 				claims++
-				claimedBy["old parent"]++
+				s.count("claimed by the old parent")
 				if r.Status != 5<<8 {
 					t.Fatalf("iteration %d: old parent got status %#x, want 5<<8", i, uint32(r.Status))
 				}
@@ -283,7 +258,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 			}
 			if st, ok := byReaper[cpid]; ok {
 				claims++
-				claimedBy["new parent"]++
+				s.count("claimed by the new parent")
 				if st != 5<<8 {
 					t.Fatalf("iteration %d: new parent got status %#x, want 5<<8", i, uint32(st))
 				}
@@ -295,19 +270,12 @@ func TestStressWaitVsReparent(t *testing.T) {
 			if st, ok := byReaper[ppid]; !ok || st != 0 {
 				t.Fatalf("iteration %d: parent %d not reaped with status 0: %v", i, ppid, byReaper)
 			}
-			if reaper != init {
-				mustOK(t, reaper.Exit(0))
-				waitChild(t, init, reaper.Getpid(), 0)
+			if reaper != s.init {
+				s.exitReaped(s.init, reaper, 0)
 			}
 		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
 	}
-	t.Logf("claimed by: %v", claimedBy)
-	finish(t, k)
+	s.end()
 }
 
 // TestStressLastThreadsExit makes the last two (or three) threads of a
@@ -316,24 +284,23 @@ func TestStressWaitVsReparent(t *testing.T) {
 // it); when the parent ignores SIGCHLD the process must be reaped exactly
 // once, at once.
 func TestStressLastThreadsExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 5))
-	k, init := newKernel(t)
-	for i := range iterations(400) {
-		parent := init
+	s := newStress(t, 5, Config{})
+	for i := range s.rounds(400) {
+		parent := s.init
 		ignores := false
 		if i%2 == 1 {
-			parent = fork(t, init)
+			parent = s.fork(s.init)
 			if i%4 == 3 {
 				ignores = true
 				_, err := parent.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn})
 				mustOK(t, err)
 			}
 		}
-		p := fork(t, parent)
+		p := s.fork(parent)
 		ppid := p.Getpid()
-		threads := []*Task{p, clone(t, p, CloneArgs{Flags: threadFlags})}
+		threads := []*Task{p, s.thread(p)}
 		if i%3 == 0 {
-			threads = append(threads, clone(t, p, CloneArgs{Flags: threadFlags}))
+			threads = append(threads, s.thread(p))
 		}
 		groupExit := i%5 == 4
 		errs := make([]error, len(threads))
@@ -347,7 +314,7 @@ func TestStressLastThreadsExit(t *testing.T) {
 				}
 			}
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		for j, err := range errs {
 			// Under exit_group a sibling may already be dead when its own
 			// exit starts.
@@ -356,27 +323,21 @@ func TestStressLastThreadsExit(t *testing.T) {
 			}
 		}
 		if ignores {
-			if n := k.RootNamespace().Allocated(); n != 2 {
+			if n := s.k.RootNamespace().Allocated(); n != 2 {
 				t.Fatalf("iteration %d: %d pids allocated after an autoreaped exit, want 2", i, n)
 			}
 		} else {
-			r := waitChild(t, parent, ppid, 0)
+			r := s.waitOne(parent, ppid, 0)
 			code := r.Status.ExitStatus()
 			ok := r.Status.Exited() && (groupExit && code == 9 || !groupExit && code >= 1 && code <= len(threads))
 			if !ok {
 				t.Fatalf("iteration %d: status %#x, want the exit code of one of the threads", i, uint32(r.Status))
 			}
 		}
-		expectNoChildren(t, parent)
-		if parent != init {
-			mustOK(t, parent.Exit(0))
-			waitChild(t, init, parent.Getpid(), 0)
-		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
+		s.wantWait(parent, -1, unix.WNOHANG|unix.WALL, unix.ECHILD)
+		if parent != s.init {
+			s.exitReaped(s.init, parent, 0)
 		}
 	}
-	finish(t, k)
+	s.end()
 }

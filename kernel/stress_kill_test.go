@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -15,20 +13,18 @@ import (
 // or its fork fails (EINTR: the parent was killed first). No child of the
 // group may survive the kill.
 func TestStressKillPgrpVsFork(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 2))
-	k, init := newKernel(t)
-	outcomes := map[string]int{}
-	for i := range iterations(200) {
-		leader := fork(t, init)
+	s := newStress(t, 2, Config{})
+	for i := range s.rounds(200) {
+		leader := s.fork(s.init)
 		mustOK(t, leader.Setpgid(0, 0))
-		members := []*Task{leader, fork(t, leader), fork(t, leader)}
+		members := []*Task{leader, s.fork(leader), s.fork(leader)}
 		sig := int(unix.SIGKILL)
 		if i%2 == 1 {
 			sig = int(unix.SIGTERM)
 		}
 		var mu sync.Mutex
 		var children []*Task
-		fs := []func(){func() { mustOK(t, init.Kill(-leader.Getpid(), sig)) }}
+		fs := []func(){func() { expectOK(t, s.init.Kill(-leader.Getpid(), sig)) }}
 		for _, m := range members {
 			fs = append(fs, func() {
 				for range 3 {
@@ -39,9 +35,7 @@ func TestStressKillPgrpVsFork(t *testing.T) {
 						children = append(children, c)
 						mu.Unlock()
 					case isOneOf(err, unix.EINTR, unix.ESRCH):
-						mu.Lock()
-						outcomes["fork refused"]++
-						mu.Unlock()
+						s.count("fork refused")
 						return
 					default:
 						t.Errorf("fork during kill(-pgrp): %v", err)
@@ -50,22 +44,17 @@ func TestStressKillPgrpVsFork(t *testing.T) {
 				}
 			})
 		}
-		concurrently(t, rng, fs...)
-		k.Quiesce()
+		s.concurrently(fs...)
+		s.k.Quiesce()
 		for _, c := range append(members, children...) {
 			if !c.Exited() {
 				t.Fatalf("iteration %d: task %d of the group survived kill(-pgrp, %d)", i, c.Gettid(), sig)
 			}
 		}
-		outcomes[fmt.Sprintf("%d children killed", len(children))]++
-		reapAll(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		s.count("%d children killed", len(children))
+		s.reapAll(s.init)
 	}
-	t.Logf("outcomes: %v", outcomes)
-	finish(t, k)
+	s.end()
 }
 
 // TestStressStopPgrpVsFork races kill(-pgrp, SIGSTOP) against forks by the
@@ -73,18 +62,17 @@ func TestStressKillPgrpVsFork(t *testing.T) {
 // (Linux restarts the fork), so once the stop has taken effect every
 // process of the group, children included, is stopped.
 func TestStressStopPgrpVsFork(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 3))
-	k, init := newKernel(t)
-	for i := range iterations(100) {
-		leader := fork(t, init)
+	s := newStress(t, 3, Config{})
+	for i := range s.rounds(100) {
+		leader := s.fork(s.init)
 		mustOK(t, leader.Setpgid(0, 0))
-		members := []*Task{leader, fork(t, leader)}
+		members := []*Task{leader, s.fork(leader)}
 		var mu sync.Mutex
 		var children []*Task
 		var forks sync.WaitGroup
 		stopped := make(chan struct{})
 		fs := []func(){func() {
-			mustOK(t, init.Kill(-leader.Getpid(), int(unix.SIGSTOP)))
+			expectOK(t, s.init.Kill(-leader.Getpid(), int(unix.SIGSTOP)))
 			close(stopped)
 		}}
 		for _, m := range members {
@@ -109,9 +97,9 @@ func TestStressStopPgrpVsFork(t *testing.T) {
 				}()
 			})
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		<-stopped
-		k.Quiesce()
+		s.k.Quiesce()
 		mu.Lock()
 		for _, c := range append(members, children...) {
 			if !c.Stopped() {
@@ -119,15 +107,11 @@ func TestStressStopPgrpVsFork(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		mustOK(t, init.Kill(-leader.Getpid(), int(unix.SIGKILL)))
+		mustOK(t, s.init.Kill(-leader.Getpid(), int(unix.SIGKILL)))
 		forks.Wait()
-		mustOK(t, init.Kill(-leader.Getpid(), int(unix.SIGKILL)))
-		k.Quiesce()
-		reapAll(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		mustOK(t, s.init.Kill(-leader.Getpid(), int(unix.SIGKILL)))
+		s.k.Quiesce()
+		s.reapAll(s.init)
 	}
-	finish(t, k)
+	s.end()
 }

@@ -1,12 +1,9 @@
 package kernel
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -15,39 +12,39 @@ import (
 // stress tests tries to fork.
 const killAllPerForker = 4
 
-// killAllSetup makes a kernel for the kill(-1) stress tests with
-// more forkers than cores. Its root namespace's pid_max leaves just room
-// for every forker and child above the 300 pids below which numbers are
-// not reused, so pids wrap around at every round: a child's pid can be
-// made lower than its parent's, and kill(-1)'s walk, in increasing pid
-// order, then passes the child's pid before it reaches the parent.
-func killAllSetup(t *testing.T) (k *Kernel, init *Task, nForkers, pidMax int) {
-	k, init = newKernel(t)
+// newKillAllStress makes a stress test's kernel for the kill(-1) tests,
+// with more forkers than cores, which race for at most -stress.duration.
+// Its root namespace's pid_max leaves just room for every forker and child
+// above the 300 pids below which numbers are not reused, so pids wrap
+// around at every round: a child's pid can be made lower than its
+// parent's, and kill(-1)'s walk, in increasing pid order, then passes the
+// child's pid before it reaches the parent.
+func newKillAllStress(t *testing.T, stream uint64) (s *stress, nForkers, pidMax int) {
+	s = newStress(t, stream, Config{})
+	s.atMost = *stressDuration
 	nForkers = 2*runtime.GOMAXPROCS(0) + 2
 	pidMax = 300 + nForkers*(killAllPerForker+1) + 32
-	mustOK(t, k.RootNamespace().SetPIDMax(pidMax))
-	return k, init, nForkers, pidMax
+	mustOK(t, s.k.RootNamespace().SetPIDMax(pidMax))
+	return s, nForkers, pidMax
 }
 
-// killAllRace sets up one round of kill(-1) against forks: nForkers
+// killAllForkers sets up one round of kill(-1) against forks: nForkers
 // processes, children of init, that take the top pids of the range, so
 // that the children they fork get wrapped-around pids below theirs. It
 // returns the forkers.
-func killAllRace(t *testing.T, init *Task, nForkers, pidMax int) []*Task {
-	t.Helper()
+func killAllForkers(s *stress, nForkers, pidMax int) []*Task {
+	s.t.Helper()
 	// Move the pid cursor until the forkers land on the last pids.
 	for {
-		p := fork(t, init)
-		pid := p.Getpid()
-		mustOK(t, p.Exit(0))
-		waitChild(t, init, pid, 0)
-		if pid >= pidMax-1-nForkers {
+		p := s.fork(s.init)
+		s.exitReaped(s.init, p, 0)
+		if p.Getpid() >= pidMax-1-nForkers {
 			break
 		}
 	}
 	forkers := make([]*Task, nForkers)
 	for i := range forkers {
-		forkers[i] = fork(t, init)
+		forkers[i] = s.fork(s.init)
 	}
 	return forkers
 }
@@ -81,15 +78,12 @@ func forkDuringKillAll(t *testing.T, f *Task, n int) []*Task {
 // forked during its walk, a child published after the walk passed its
 // pid, by a parent the walk reaches later, survives.
 func TestStressKillAllVsFork(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 7))
-	k, init, nForkers, pidMax := killAllSetup(t)
-	outcomes := map[string]int{}
-	start := time.Now()
-	for i := 0; i < iterations(400) && (i < 8 || time.Since(start) < *stressDuration); i++ {
-		forkers := killAllRace(t, init, nForkers, pidMax)
+	s, nForkers, pidMax := newKillAllStress(t, 7)
+	for i := range s.rounds(400) {
+		forkers := killAllForkers(s, nForkers, pidMax)
 		var mu sync.Mutex
 		children := map[*Task][]*Task{}
-		fs := []func(){func() { mustOK(t, init.Kill(-1, int(unix.SIGKILL))) }}
+		fs := []func(){func() { expectOK(t, s.init.Kill(-1, int(unix.SIGKILL))) }}
 		for _, f := range forkers {
 			fs = append(fs, func() {
 				cs := forkDuringKillAll(t, f, killAllPerForker)
@@ -98,8 +92,8 @@ func TestStressKillAllVsFork(t *testing.T) {
 				mu.Unlock()
 			})
 		}
-		concurrently(t, rng, fs...)
-		waitOrDump(t, "Quiesce", k.Quiesce)
+		s.concurrently(fs...)
+		waitOrDump(t, "Quiesce", s.k.Quiesce)
 		n := 0
 		for _, f := range forkers {
 			if !f.Exited() {
@@ -113,15 +107,10 @@ func TestStressKillAllVsFork(t *testing.T) {
 				n++
 			}
 		}
-		outcomes[fmt.Sprintf("%d children", n)]++
-		reapAll(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		s.count("%d children", n)
+		s.reapAll(s.init)
 	}
-	t.Logf("outcomes: %v", outcomes)
-	finish(t, k)
+	s.end()
 }
 
 // TestStressStopAllVsFork is TestStressKillAllVsFork with SIGSTOP: once
@@ -130,17 +119,15 @@ func TestStressKillAllVsFork(t *testing.T) {
 // forker with a stop pending forks only once continued, so a fork still
 // in progress completes (or fails) after the SIGKILL that ends the round.
 func TestStressStopAllVsFork(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 8))
-	k, init, nForkers, pidMax := killAllSetup(t)
-	start := time.Now()
-	for i := 0; i < iterations(200) && (i < 8 || time.Since(start) < *stressDuration); i++ {
-		forkers := killAllRace(t, init, nForkers, pidMax)
+	s, nForkers, pidMax := newKillAllStress(t, 8)
+	for i := range s.rounds(200) {
+		forkers := killAllForkers(s, nForkers, pidMax)
 		var mu sync.Mutex
 		var children []*Task
 		var forks sync.WaitGroup
 		stopped := make(chan struct{})
 		fs := []func(){func() {
-			mustOK(t, init.Kill(-1, int(unix.SIGSTOP)))
+			expectOK(t, s.init.Kill(-1, int(unix.SIGSTOP)))
 			close(stopped)
 		}}
 		for _, f := range forkers {
@@ -157,9 +144,9 @@ func TestStressStopAllVsFork(t *testing.T) {
 				}()
 			})
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		<-stopped
-		waitOrDump(t, "Quiesce", k.Quiesce)
+		waitOrDump(t, "Quiesce", s.k.Quiesce)
 		mu.Lock()
 		for _, c := range append(forkers, children...) {
 			if !c.Stopped() {
@@ -168,15 +155,11 @@ func TestStressStopAllVsFork(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		mustOK(t, init.Kill(-1, int(unix.SIGKILL)))
+		mustOK(t, s.init.Kill(-1, int(unix.SIGKILL)))
 		waitOrDump(t, "forks", forks.Wait)
-		mustOK(t, init.Kill(-1, int(unix.SIGKILL)))
-		waitOrDump(t, "Quiesce", k.Quiesce)
-		reapAll(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		mustOK(t, s.init.Kill(-1, int(unix.SIGKILL)))
+		waitOrDump(t, "Quiesce", s.k.Quiesce)
+		s.reapAll(s.init)
 	}
-	finish(t, k)
+	s.end()
 }

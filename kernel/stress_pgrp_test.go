@@ -2,8 +2,8 @@ package kernel
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,35 +16,24 @@ import (
 // must never visit a process of another group, and the groups' anchors
 // (which never move) keep every probe's answer fixed.
 func TestStressSetpgidVsGroupWalks(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p := e.fork(e.init)
-	mustNil(t, p.Setpgid(0, 0))
+	s := newStress(t, 9, Config{})
+	p := s.fork(s.init)
+	mustOK(t, p.Setpgid(0, 0))
 	g1 := p.Getpid()
-	b := e.fork(p)
-	mustNil(t, b.Setpgid(0, 0))
+	b := s.fork(p)
+	mustOK(t, b.Setpgid(0, 0))
 	g2 := b.Getpid()
 	// Anchors: p leads g1 with nice 5, b leads g2 with nice -5. Movers
 	// have nice 10 and never change the groups' priorities.
-	mustNil(t, p.Setpriority(unix.PRIO_PROCESS, 0, 5))
-	mustNil(t, b.Setpriority(unix.PRIO_PROCESS, 0, -5))
-	var movers []*Task
-	for range 8 {
-		m := e.fork(p)
-		mustNil(t, m.Setpriority(unix.PRIO_PROCESS, 0, 10))
-		movers = append(movers, m)
-	}
-	rounds := 400
-	if testing.Short() {
-		rounds = 100
-	}
-	var stop atomic.Bool
-	var wg, moving sync.WaitGroup
-	var moves, walks atomic.Int64
-	for i, m := range movers {
-		moving.Add(1)
-		go func() {
-			defer moving.Done()
-			for r := range rounds {
+	mustOK(t, p.Setpriority(unix.PRIO_PROCESS, 0, 5))
+	mustOK(t, b.Setpriority(unix.PRIO_PROCESS, 0, -5))
+	var movers []func()
+	var moves atomic.Int64
+	for i := range 8 {
+		m := s.fork(p)
+		mustOK(t, m.Setpriority(unix.PRIO_PROCESS, 0, 10))
+		movers = append(movers, func() {
+			for r := range iterations(400) {
 				to := g1
 				if (r+i)%2 == 0 {
 					to = g2
@@ -56,25 +45,11 @@ func TestStressSetpgidVsGroupWalks(t *testing.T) {
 				moves.Add(1)
 				runtime.Gosched()
 			}
-		}()
+		})
 	}
-	groups := []*ProcessGroup{p.tg.pgrp.Load(), b.tg.pgrp.Load()}
-	walker := func(f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				if err := f(); err != nil {
-					t.Error(err)
-					return
-				}
-				walks.Add(1)
-				runtime.Gosched()
-			}
-		}()
-	}
-	for _, g := range groups {
-		walker(func() error {
+	var walkers []func() error
+	for _, g := range []*ProcessGroup{p.tg.pgrp.Load(), b.tg.pgrp.Load()} {
+		walkers = append(walkers, func() error {
 			var bad error
 			g.eachThread(nil, func(th *Task) {
 				if got := th.tg.pgrp.Load(); got != g && bad == nil {
@@ -85,72 +60,45 @@ func TestStressSetpgidVsGroupWalks(t *testing.T) {
 		})
 	}
 	for _, want := range []struct{ pgid, prio int }{{g1, 15}, {g2, 25}} {
-		walker(func() error {
+		walkers = append(walkers, func() error {
 			if got, err := p.Getpriority(unix.PRIO_PGRP, want.pgid); err != nil || got != want.prio {
 				return errors.New("PRIO_PGRP saw a member of the wrong group or missed its anchor")
 			}
-			if err := p.Kill(-want.pgid, 0); err != nil {
-				return err
-			}
-			return nil
+			return p.Kill(-want.pgid, 0)
 		})
 	}
-	moving.Wait()
-	stop.Store(true)
-	wg.Wait()
-	t.Logf("%d moves, %d walks", moves.Load(), walks.Load())
-	if err := e.k.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	walks := s.whileMoving(movers, walkers)
+	t.Logf("%d moves, %d walks", moves.Load(), walks)
+	s.end()
 }
 
 // TestStressSetuidVsUserWalk races setuid, which moves threads between two
 // users' lists, against PRIO_USER walks: a walk over a user's list sees
 // only threads whose real uid is that user's.
 func TestStressSetuidVsUserWalk(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	var ts []*Task
-	for range 8 {
-		ts = append(ts, e.fork(e.init))
-	}
-	u1, u2 := e.k.user(1001), e.k.user(1002)
-	var wg sync.WaitGroup
-	var stop atomic.Bool
-	for _, u := range []*User{u1, u2} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() {
-				u.eachVisible(e.init.Namespace(), func(th *Task) {
-					if th.creds.Load().UID != u.uid {
-						t.Errorf("PRIO_USER walk of uid %d visited a thread of uid %d", u.uid, th.creds.Load().UID)
-					}
-				})
-			}
-		}()
-	}
-	var movers sync.WaitGroup
-	for i, c := range ts {
-		movers.Add(1)
-		go func() {
-			defer movers.Done()
+	s := newStress(t, 10, Config{})
+	var movers []func()
+	for i := range 8 {
+		c := s.fork(s.init)
+		movers = append(movers, func() {
 			for r := range 500 {
 				uid := 1001 + (r+i)%2
-				mustNil(t, c.Setresuid(uid, 0, 0))
+				expectOK(t, c.Setresuid(uid, 0, 0))
 			}
-		}()
+		})
 	}
-	movers.Wait()
-	stop.Store(true)
-	wg.Wait()
-	if err := e.k.CheckInvariants(); err != nil {
-		t.Fatal(err)
+	var walkers []func() error
+	for _, u := range []*User{s.k.user(1001), s.k.user(1002)} {
+		walkers = append(walkers, func() error {
+			var bad error
+			u.eachVisible(s.init.Namespace(), func(th *Task) {
+				if uid := th.creds.Load().UID; uid != u.uid && bad == nil {
+					bad = fmt.Errorf("PRIO_USER walk of uid %d visited a thread of uid %d", u.uid, uid)
+				}
+			})
+			return bad
+		})
 	}
-}
-
-func mustNil(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s.whileMoving(movers, walkers)
+	s.end()
 }

@@ -394,27 +394,22 @@ func TestStressRandom(t *testing.T) {
 }
 
 func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
-	seed := seedFor(t)
 	// A small pid_max makes the cursor wrap within a short run, so pids
 	// are reused while waits by pid and lockless lookups are in flight.
-	k, err := New(Config{PIDMax: 4096, Plan: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	init := k.Init()
+	h := newStress(t, 0, Config{PIDMax: 4096, Plan: p})
 	nWorkers := max(1, *stressWorkers)
-	s := &stressWorld{t: t, k: k, inboxes: make([]chan *Task, nWorkers), claimed: map[*Task]string{}}
-	s.nsBudget.Store(int64(64 + 64*duration.Seconds()))
-	defer s.closed.Store(true)
+	world := &stressWorld{t: t, k: h.k, inboxes: make([]chan *Task, nWorkers), claimed: map[*Task]string{}}
+	world.nsBudget.Store(int64(64 + 64*duration.Seconds()))
+	defer world.closed.Store(true)
 
 	workers := make([]*stressWorker, nWorkers)
 	for i := range workers {
-		s.inboxes[i] = make(chan *Task, 64)
-		anchor := fork(t, init)
+		world.inboxes[i] = make(chan *Task, 64)
+		anchor := h.fork(h.init)
 		if i%2 == 0 {
 			mustOK(t, anchor.PrctlSetChildSubreaper(true))
 		}
-		workers[i] = &stressWorker{s: s, id: i, rng: rand.New(rand.NewPCG(seed, uint64(i))), anchor: anchor}
+		workers[i] = &stressWorker{s: world, id: i, rng: rand.New(rand.NewPCG(h.seed, uint64(i))), anchor: anchor}
 	}
 
 	const epoch = 250 * time.Millisecond
@@ -430,18 +425,18 @@ func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
 				}
 			})
 		}
-		wg.Go(func() { s.reapAsInit(&stop) })
+		wg.Go(func() { world.reapAsInit(&stop) })
 		time.Sleep(min(epoch, max(time.Until(end), time.Millisecond)))
 		stop.Store(true)
 		waitOrDump(t, "stress workers", wg.Wait)
 		if t.Failed() {
 			break
 		}
-		checkInvariants(t, k, fmt.Sprintf("checkpoint %d", checkpoints))
+		h.check()
 		checkpoints++
-		s.claimMu.Lock()
-		clear(s.claimed)
-		s.claimMu.Unlock()
+		world.claimMu.Lock()
+		clear(world.claimed)
+		world.claimMu.Unlock()
 		if time.Now().After(end) {
 			break
 		}
@@ -464,8 +459,6 @@ func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
 	}
 	t.Logf("%d calls (succeeded/made):%s", total, summary.String())
 	t.Logf("%d checkpoints; %d tasks in pools and %d pids allocated before clean-up",
-		checkpoints, live, k.RootNamespace().Allocated())
-	finish(t, k)
+		checkpoints, live, h.k.RootNamespace().Allocated())
+	h.end()
 }
-
-// --- The hard cases of the design, each on its own ------------------------

@@ -14,7 +14,7 @@ import (
 // list; CLONE_VM implies CLONE_SIGHAND, which implies CLONE_THREAD, and
 // CLONE_NEWUSER implies CLONE_THREAD (check_unshare_flags, ksys_unshare).
 func TestUnshareThreadFlags(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	for _, f := range []uint64{unix.CLONE_THREAD, unix.CLONE_SIGHAND, unix.CLONE_VM,
 		unix.CLONE_THREAD | unix.CLONE_SIGHAND | unix.CLONE_VM} {
@@ -51,7 +51,7 @@ func TestUnshareThreadFlags(t *testing.T) {
 // process made with CLONE_SIGHAND|CLONE_VM holds it until it is reaped,
 // as a zombie too, or until its exec gives it a table of its own.
 func TestUnshareSharedSighand(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	s := e.clone(p, unix.CLONE_SIGHAND|unix.CLONE_VM, unix.SIGCHLD)
 	for _, x := range []*Task{p, s} {
@@ -81,7 +81,7 @@ func TestUnshareSharedSighand(t *testing.T) {
 // checks come before the capability check of a new namespace, so an
 // unprivileged caller gets EINVAL, not EPERM, for them.
 func TestUnshareChecksBeforeNamespaces(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	q := e.fork(e.init)
 	errIs(t, "setuid", q.Setuid(1000), nil)
 	r := e.clone(q, unix.CLONE_SIGHAND|unix.CLONE_VM, unix.SIGCHLD)
@@ -105,7 +105,7 @@ func TestUnshareChecksBeforeNamespaces(t *testing.T) {
 // CLONE_VM child without CLONE_SIGHAND, a vfork child) until that process
 // execs or exits: exit_mm lets it go before the zombie is reaped (a65).
 func TestUnshareVMSharedAddressSpace_current_is_single_threaded(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	s := e.clone(p, unix.CLONE_VM, unix.SIGCHLD)
 	errIs(t, "unshare(CLONE_VM) by the parent", p.Unshare(unix.CLONE_VM), unix.EINVAL)

@@ -17,7 +17,7 @@ import (
 // caller's group as it is when the call starts, > 0 one pid; INT_MIN is
 // ESRCH (host).
 func TestWait4Selectors_C1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	a, b := e.fork(p), e.fork(p)
 	if _, err := b.Setsid(); err != nil { // b leads group b, outside p's group
@@ -53,7 +53,7 @@ func TestWait4Selectors_C1(t *testing.T) {
 // TestWaitOptionValidation_C2_C3 (host): wait4 takes no WNOWAIT, waitid
 // needs WEXITED, WSTOPPED or WCONTINUED; bad ids and idtypes are EINVAL.
 func TestWaitOptionValidation_C2_C3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	ctx := t.Context()
 	for _, opts := range []int{unix.WNOWAIT, unix.WEXITED << 4, 0x8000} {
@@ -96,7 +96,7 @@ func TestWaitOptionValidation_C2_C3(t *testing.T) {
 // TestWaitNoSuchTarget_C4 (host): a pid or group with no task fails at once
 // with ECHILD, even without WNOHANG; so does one that is not a child.
 func TestWaitNoSuchTarget_C4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p) // keeps p's wait from failing for lack of children
 	gone := e.fork(e.init)
@@ -126,7 +126,7 @@ func TestWaitNoSuchTarget_C4(t *testing.T) {
 // __WCLONE only the others, with __WALL all; the selectors by pid and by
 // group apply the same rule.
 func TestWaitClasses_C5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestWaitClasses_C5(t *testing.T) {
 // waited for; __WNOTHREAD limits the wait to the caller's own children, and
 // gives ECHILD when it has none.
 func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	c := e.fork(th)
@@ -182,7 +182,7 @@ func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
 // says 0 while something is eligible, ECHILD when nothing is; a blocking
 // wait ends with EINTR when cancelled or when the waiter is killed.
 func TestWaitResult_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	c := e.fork(i)
@@ -233,12 +233,12 @@ func TestWaitResult_C7(t *testing.T) {
 // TestWaitClaimExactlyOnce_C9 (host): several threads wait for one child;
 // one gets it and the others, with nothing else eligible, ECHILD.
 func TestWaitClaimExactlyOnce_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 100 {
 		p := e.fork(e.init)
 		waiters := []*Task{p, e.thread(p), e.thread(p), e.thread(p)}
 		c := e.fork(p)
-		outs := make([]<-chan lcWaitOut, len(waiters))
+		outs := make([]<-chan callOut, len(waiters))
 		for i, w := range waiters {
 			outs[i] = e.blockedWait(w, -1, 0)
 		}
@@ -266,7 +266,7 @@ func TestWaitClaimExactlyOnce_C9(t *testing.T) {
 // TestWaitConcurrentWaitersOneZombieEach_C9: concurrent non-blocking and
 // blocking waits on many zombies; each is reported exactly once.
 func TestWaitConcurrentWaitersOneZombieEach_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	waiters := []*Task{p, e.thread(p), e.thread(p)}
 	const n = 200
@@ -318,7 +318,7 @@ func TestWaitConcurrentWaitersOneZombieEach_C9(t *testing.T) {
 // TestWaitNoWait_C9 (host): waitid with WNOWAIT reports a zombie without
 // reaping it; a later wait reaps it.
 func TestWaitNoWait_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.exit(c, 9)
@@ -354,7 +354,7 @@ func TestWaitNoWait_C9(t *testing.T) {
 // TestWaitStatusGroupExit_C8: a group exit reports group_exit_code even
 // when the leader exited earlier with another code.
 func TestWaitStatusGroupExit_C8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	e.exit(p, 1)
@@ -375,7 +375,7 @@ func TestWaitStatusGroupExit_C8(t *testing.T) {
 // a child adopted from an exiting thread goes to the end of the adopter's
 // list (checked on Linux 6.18).
 func TestWaitReportsInChildrenListOrder_C6_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	a, b := e.fork(p), e.fork(p)
 	e.exit(b, 2)

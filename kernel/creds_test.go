@@ -121,52 +121,6 @@ func TestCredsGid(t *testing.T) {
 	e.settle()
 }
 
-// TestCredsNprocChargeFollowsRealUID_A7: a task is charged to its real uid;
-// setuid moves the charge, uid 0 is not counted, and a zombie stays charged
-// until it is reaped.
-func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.fork(e.init)
-	th := e.thread(p)
-	a, b := e.k.user(1000), e.k.user(2000)
-	if err := p.Setresuid(1000, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 1 {
-		t.Fatalf("uid 1000 owns %d, want 1: credentials are per thread", a.Tasks())
-	}
-	if err := th.Setresuid(2000, 0, -1); err != nil {
-		t.Fatal(err)
-	}
-	c := e.fork(th) // charged to 2000, exempt through its capabilities
-	if a.Tasks() != 1 || b.Tasks() != 2 || p.Getuid() != 1000 || c.Getuid() != 2000 || c.Geteuid() != 0 {
-		t.Fatalf("uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	if err := c.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 2 || b.Tasks() != 1 {
-		t.Fatalf("after setuid: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	e.exit(c, 0)
-	if a.Tasks() != 2 {
-		t.Fatal("a zombie stays charged until reaped")
-	}
-	e.reap(th, -1, 0, c.Getpid(), exited(0))
-	if err := th.Setresuid(0, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 1 || b.Tasks() != 0 {
-		t.Fatalf("uid 0 is not counted: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	e.exitGroup(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	if a.Tasks() != 0 || b.Tasks() != 0 {
-		t.Fatal("charges left after every task exited")
-	}
-	e.settle()
-}
-
 // TestCredsExitedTask: an exited task can make no credential calls.
 func TestCredsExitedTask(t *testing.T) {
 	e := newEnv(t, Config{})

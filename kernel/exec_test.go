@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -152,6 +153,153 @@ func TestExitsAnExecStartsRunAfterIt(t *testing.T) {
 		}
 		e.exit(th, 0)
 		e.waitOne(e.init, th.Getpid(), 0)
+	}
+	e.check()
+}
+
+// A thread an exec kills out of a signal-delivery stop requeues a signal
+// its tracer has not collected (ptrace_signal); from the process's queue
+// the exec'ing thread takes it after the exec, with the new image's
+// default action (corpus x20).
+func TestExecTakesKilledTraceeSignal_D6(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	pid := p.Gettid()
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, pid, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	th := e.thread(p)
+	if err := e.init.Kill(pid, int(unix.SIGUSR1)); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	if err := th.Execve(); err != nil {
+		t.Fatalf("execve: %v", err)
+	}
+	e.check()
+	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, pid, killed(unix.SIGUSR1))
+	e.settle()
+}
+
+// An exec that waits for a tracer to reap a killed sibling has let the
+// exits its other killed siblings started run: a tracee of one of them,
+// seized with PTRACE_O_EXITKILL, is dead while the exec still waits
+// (corpus x21).
+func TestExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	tracer := e.thread(p)
+	victim := e.fork(e.init)
+	held := e.thread(p)
+	if err := tracer.Ptrace(unix.PTRACE_SEIZE, victim.Gettid(), 0, unix.PTRACE_O_EXITKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, held.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Execve() }()
+	e.eventually("the exec waits for the tracer", func() bool { return p.Sleeping() && e.k.Quiescent() })
+	e.reap(e.init, victim.Gettid(), unix.WNOHANG|unix.WALL, victim.Gettid(), killed(unix.SIGKILL))
+	e.reap(e.init, held.Gettid(), unix.WALL, held.Gettid(), exited(0))
+	if err := <-done; err != nil {
+		t.Fatalf("execve: %v", err)
+	}
+	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+		t.Fatal(err)
+	}
+	e.reapAll(e.init)
+	e.settle()
+}
+
+// de_thread ends with exit_signal = SIGCHLD for the thread that execs,
+// the leader included: a child cloned with SIGUSR1 that execs itself
+// leaves the __WCLONE class, and its exit sends its parent SIGCHLD, not
+// SIGUSR1, whose default action would kill the parent (B7, C5; corpus
+// x15).
+func TestDeThreadResetsLeaderExitSignal_B7(t *testing.T) {
+	e := newEnv(t, Config{})
+	w := e.fork(e.init)
+	a := e.clone(w, 0, unix.SIGUSR1)
+	e.wantWait(w, -1, unix.WNOHANG|unix.WCLONE, nil)
+	if err := a.Execve(); err != nil {
+		t.Fatalf("execve: %v", err)
+	}
+	e.wantWait(w, -1, unix.WNOHANG|unix.WCLONE, unix.ECHILD)
+	e.wantWait(w, -1, unix.WNOHANG, nil)
+	e.exit(a, 3)
+	e.check()
+	if w.Exited() {
+		t.Fatal("the parent was killed: the exit signal was not reset to SIGCHLD")
+	}
+	e.reap(w, -1, unix.WNOHANG, a.Getpid(), exited(3))
+	e.exit(w, 0)
+	e.reap(e.init, -1, 0, w.Getpid(), exited(0))
+	e.settle()
+}
+
+// de_thread sleeps, killably, until every killed sibling is released
+// (notify_count, counted down in __exit_signal): a traced sibling only
+// when its tracer reaps it, which it sees exit with status 0. Until then
+// the exec is asleep, for runners to see (Sleeping), and returns once the
+// tracer's wait has reaped the sibling (corpus x16).
+func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
+	e := newEnv(t, Config{})
+	a := e.fork(e.init)
+	th := e.thread(a)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
+	done := make(chan error, 1)
+	go func() { done <- a.Execve() }()
+	e.eventually("the exec to sleep", a.Sleeping)
+	select {
+	case err := <-done:
+		t.Fatalf("exec returned %v before the tracer reaped the sibling", err)
+	default:
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
+	select {
+	case err := <-done:
+		errIs(t, "exec", err, nil)
+	case <-time.After(callTimeout):
+		t.Fatal("exec never completed after the sibling was reaped")
+	}
+	e.exit(a, 2)
+	e.reap(e.init, -1, unix.WALL, a.Getpid(), exited(2))
+	e.settle()
+}
+
+// ptrace_attach takes the target's cred_guard_mutex, which an exec holds
+// through de_thread: an attach to a process whose exec waits for a traced
+// sibling's reaping sleeps until the exec ends, then goes through (D5;
+// corpus d143).
+func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
+	e := newEnv(t, Config{})
+	a := e.fork(e.init)
+	th := e.thread(a)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
+	execDone := make(chan error, 1)
+	go func() { execDone <- a.Execve() }()
+	e.eventually("the exec to sleep", a.Sleeping)
+	b := e.fork(e.init)
+	attached := make(chan error, 1)
+	go func() { attached <- b.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0) }()
+	e.eventually("the attach to sleep", b.Sleeping)
+	select {
+	case err := <-attached:
+		t.Fatalf("attach returned %v while the exec held cred_guard_mutex", err)
+	default:
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
+	for what, ch := range map[string]chan error{"exec": execDone, "attach": attached} {
+		select {
+		case err := <-ch:
+			errIs(t, what, err, nil)
+		case <-time.After(callTimeout):
+			t.Fatalf("%s never completed after the sibling was reaped", what)
+		}
+	}
+	if a.tracer.Load() != b {
+		t.Fatal("after the exec, the attach did not make b a's tracer")
 	}
 	e.check()
 }

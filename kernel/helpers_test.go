@@ -490,3 +490,13 @@ func isOneOf(err error, allowed ...error) bool {
 
 // errOf is the error of a call's two results.
 func errOf[T any](_ T, err error) error { return err }
+
+// forkAs forks a child of init and moves it to uid.
+func (e *env) forkAs(uid int) *Task {
+	e.t.Helper()
+	c := e.fork(e.init)
+	if err := c.Setuid(uid); err != nil {
+		e.t.Fatalf("setuid(%d): %v", uid, err)
+	}
+	return c
+}

@@ -291,3 +291,33 @@ func TestInjectedKillOfOwnInitReturnsFirst_B11(t *testing.T) {
 	}
 	e.settle()
 }
+
+// A fork into a namespace whose init has died fails with ENOMEM, but only
+// after alloc_pid has taken a number at every level: the cursors have
+// moved, so the next pid handed out in the outer namespace skips the
+// numbers the failed forks used (corpus a21).
+func TestForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
+	e := newEnv(t, Config{})
+	outer := e.fork(e.init) // pid 2 of the root namespace
+	ns := e.clone(outer, unix.CLONE_NEWPID, unix.SIGCHLD)
+	a := e.fork(ns)
+	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
+		t.Fatal(err)
+	}
+	n := e.fork(a)
+	e.exit(n, 0)
+	e.reap(a, n.PIDIn(a.Namespace()), 0, n.PIDIn(a.Namespace()), exited(0))
+	before := e.fork(ns)
+	for range 2 {
+		_, err := a.Fork()
+		errIs(t, "fork into a dead namespace", err, unix.ENOMEM)
+	}
+	after := e.fork(ns)
+	if got, want := after.PIDIn(ns.Namespace()), before.PIDIn(ns.Namespace())+3; got != want {
+		t.Errorf("pid after two failed forks: %d, want %d (each failed fork takes a number)", got, want)
+	}
+	if got, want := e.rootPID(after), e.rootPID(before)+3; got != want {
+		t.Errorf("root-level pid after two failed forks: %d, want %d", got, want)
+	}
+	e.check()
+}

@@ -109,3 +109,28 @@ func TestStressTraceExitVsTracerExit(t *testing.T) {
 	}
 	s.end()
 }
+
+// do_exit stops at PTRACE_EVENT_EXIT before exit_signals sets PF_EXITING:
+// a thread held there is alive for find_alive_thread and adopts the
+// children of its exiting leader (B8; corpus b82).
+func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, unix.PTRACE_O_TRACEEXIT)
+	e.exit(th, 5)
+	c := e.fork(p)
+	e.exit(p, 3)
+	e.check()
+	if got := c.Parent(); got != th {
+		t.Fatalf("orphan's parent is %v, want the thread held at PTRACE_EVENT_EXIT", got)
+	}
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
+	e.check()
+	if got := c.Getppid(); got != 1 {
+		t.Fatalf("orphan's parent pid %d after the thread exited, want init's", got)
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(3))
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), exited(3))
+	e.check()
+}

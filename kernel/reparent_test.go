@@ -291,3 +291,30 @@ func TestReparentConcurrentExits_B8(t *testing.T) {
 	}
 	e.settle()
 }
+
+// A process's exit hands its zombie child to the process's own parent and
+// makes the process a zombie in one step, as exit_notify does under
+// tasklist_lock: the parent's waiter (a subreaper, so also the reaper), woken by the adopted zombie, must
+// find the exiting process ready too and report it first, since it comes
+// first on the children list (corpus c20; racy before the fix).
+func TestAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
+	e := newEnv(t, Config{})
+	for range 300 {
+		s := e.fork(e.init)
+		if err := s.PrctlSetChildSubreaper(true); err != nil {
+			t.Fatal(err)
+		}
+		p := e.fork(s)
+		a := e.fork(p)
+		e.exit(a, 5)
+		out := e.blockedWait(s, -1, 0)
+		e.exit(p, 0)
+		if o := e.result(out); o.err != nil || o.r.Task != p {
+			t.Fatalf("woken wait reported %+v, %v; want the exiting parent first", o.r, o.err)
+		}
+		e.reap(s, -1, 0, a.PIDIn(s.Namespace()), exited(5))
+		e.exit(s, 0)
+		e.reap(e.init, -1, 0, s.PIDIn(e.init.Namespace()), exited(0))
+	}
+	e.settle()
+}

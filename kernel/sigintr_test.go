@@ -342,3 +342,63 @@ func TestGroupStopWaitsForSleepersToLeave_do_signal_stop(t *testing.T) {
 	}
 	e.settle()
 }
+
+// A wait whose task has been killed is not asleep any more, even before
+// its goroutine has noticed: runners must not call it blocked (corpus b62,
+// where a join printed EDEADLK instead of done).
+func TestKilledWaiterIsNotSleeping_B2(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	e.fork(p)
+	out := e.blockedWait(th, -1, 0)
+	// The group exit kills the waiting thread and finishes its exit; its
+	// wait4 has not necessarily returned yet, but it is no longer asleep.
+	e.exitGroup(p, 2)
+	if th.Sleeping() {
+		t.Error("a killed waiter reports Sleeping")
+	}
+	if o := e.result(out); o.err != unix.EINTR {
+		t.Errorf("killed wait: %v, want EINTR", o.err)
+	}
+	e.check()
+}
+
+// do_wait scans again whenever its sleep ends and returns -ERESTARTSYS
+// only when the scan finds nothing: a child whose exit signal stops the
+// waiting parent (here SIGSTOP; for a tracee, any signal) is reaped
+// before the parent stops (corpus c45, d150).
+func TestWaitReapsBeforeStopping_C7(t *testing.T) {
+	for _, traced := range []bool{false, true} {
+		e := newEnv(t, Config{})
+		p := e.fork(e.init)
+		sig := unix.SIGSTOP
+		if traced {
+			if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			sig = unix.SIGCHLD
+		}
+		c := e.clone(p, 0, sig)
+		cpid := c.Gettid()
+		out := e.blockedWait(p, -1, unix.WALL)
+		e.exit(c, 3)
+		// The call has its answer; the model's caller sees it return
+		// while the thread is stopped, where Linux's stops on its way
+		// back to user space.
+		if o := e.result(out); o.err != nil || o.r.Pid != cpid || o.r.Status != exited(3) {
+			t.Fatalf("traced %v: wait = {pid %d status %#x}, %v; want {pid %d status %#x}",
+				traced, o.r.Pid, uint32(o.r.Status), o.err, cpid, uint32(exited(3)))
+		}
+		e.check()
+		if !p.Stopped() {
+			t.Fatalf("traced %v: the parent did not stop", traced)
+		}
+		errIs(t, "kill(0) of the child while its parent is stopped", e.init.Kill(cpid, 0), unix.ESRCH)
+		if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+			t.Fatal(err)
+		}
+		e.reapAll(e.init)
+		e.settle()
+	}
+}

@@ -104,26 +104,6 @@ func TestTrapNotifyBreaksTraceeSemop_H10(t *testing.T) {
 	e.settle()
 }
 
-// dequeue_signal takes a thread's private queue before its process's
-// shared one: a tracee stops for a tgkill'd SIGUSR2 before a kill'd
-// SIGUSR1 (D6; corpus d144).
-func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.fork(e.init)
-	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
-	e.ptrace(e.init, unix.PTRACE_INTERRUPT, p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGTRAP, ptraceEventStop))
-	e.kill(e.init, p, unix.SIGUSR1)
-	e.tgkill(e.init, p, unix.SIGUSR2)
-	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1} {
-		e.ptrace(e.init, unix.PTRACE_CONT, p, 0)
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(sig, 0))
-	}
-	e.kill(e.init, p, unix.SIGKILL)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
-	e.settle()
-}
-
 // A thread asleep killably inside a call (wait_for_vfork_done, de_thread)
 // takes no ptrace stop until it leaves the call, as get_signal runs only
 // on the way back to user space: after PTRACE_INTERRUPT it is in no stop,
@@ -177,96 +157,5 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 		}
 		e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
 	}
-	e.settle()
-}
-
-// complete_signal gives a signal sent through a thread (do_notify_parent's
-// parent thread) to that thread when it wants it: SIGCHLD for a child of an
-// untraced thread does not stop the process's traced leader (G1, B7;
-// corpus g40).
-func TestSignalThroughParentThread_G1(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.clone(e.init, 0, unix.SIGUSR1)
-	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
-	th := e.thread(p)
-	c := e.fork(th)
-	e.exitGroup(c, 4)
-	e.check()
-	e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
-	e.reap(th, -1, unix.WNOHANG, c.Getpid(), exited(4))
-	e.kill(e.init, p, unix.SIGKILL)
-	e.reap(e.init, -1, unix.WALL, p.Getpid(), killed(unix.SIGKILL))
-	e.settle()
-}
-
-// do_exit stops at PTRACE_EVENT_EXIT before exit_signals sets PF_EXITING:
-// a thread held there is alive for find_alive_thread and adopts the
-// children of its exiting leader (B8; corpus b82).
-func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.fork(e.init)
-	th := e.thread(p)
-	e.ptrace(e.init, unix.PTRACE_SEIZE, th, unix.PTRACE_O_TRACEEXIT)
-	e.exit(th, 5)
-	c := e.fork(p)
-	e.exit(p, 3)
-	e.check()
-	if got := c.Parent(); got != th {
-		t.Fatalf("orphan's parent is %v, want the thread held at PTRACE_EVENT_EXIT", got)
-	}
-	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
-	e.check()
-	if got := c.Getppid(); got != 1 {
-		t.Fatalf("orphan's parent pid %d after the thread exited, want init's", got)
-	}
-	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(3))
-	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), exited(3))
-	e.check()
-}
-
-// exit_notify's do_notify_parent reaches the tracer of a leader that
-// exits before its other threads: the tracer gets SIGCHLD at once, which
-// ends its wait with EINTR when handled without SA_RESTART, though it
-// can reap the zombie only once the process is empty (B6, C11; corpus
-// d147).
-func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.fork(e.init)
-	tracer := e.fork(e.init)
-	e.ptrace(tracer, unix.PTRACE_SEIZE, p, 0)
-	th := e.thread(p)
-	e.sigaction(tracer, unix.SIGCHLD, SigHandler, 0)
-	out := e.blockedWait(tracer, -1, unix.WALL)
-	e.exit(p, 2)
-	if o := e.result(out); o.err != unix.EINTR {
-		t.Fatalf("tracer's wait4 = {pid %d}, %v; want EINTR from the SIGCHLD", o.r.Pid, o.err)
-	}
-	e.wantWait(tracer, -1, unix.WALL|unix.WNOHANG, nil)
-	e.exit(th, 3)
-	e.check()
-	e.reap(tracer, -1, unix.WALL|unix.WNOHANG, p.Getpid(), exited(3))
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(3))
-	e.check()
-}
-
-// wants_signal refuses a thread that already has a signal pending: a
-// SIGCONT sent through a seized thread, which prepare_signal has just made
-// owe a notify trap, goes to another thread, and the seized one traps
-// only once (D6, G1; corpus d148).
-func TestSignalSkipsThreadWithPendingTrap_G1(t *testing.T) {
-	e := newEnv(t, Config{})
-	p := e.fork(e.init)
-	th := e.thread(p)
-	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
-	errIs(t, "kill", e.init.Kill(th.Gettid(), int(unix.SIGCONT)), nil)
-	e.check()
-	trap := stopped(unix.SIGTRAP, ptraceEventStop)
-	e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), trap)
-	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
-	e.check()
-	e.wantWait(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, nil)
-	e.kill(e.init, p, unix.SIGKILL)
-	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), killed(unix.SIGKILL))
-	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
 	e.settle()
 }

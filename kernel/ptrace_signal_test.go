@@ -7,11 +7,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Signals the kernel sends a process on behalf of one of its threads go
-// through that thread, which takes them if it wants them: a traced one
-// stops for them (d140, b90). The model used to hand them to the thread
-// complete_signal picks for a plain process-directed signal, the leader
-// first.
+// Signals and traced threads: which thread takes a signal sent to its
+// process (complete_signal, wants_signal), which signal a tracee takes
+// first, and what becomes of one its tracer has not collected. Signals
+// the kernel sends a process on behalf of one of its threads go through
+// that thread, which takes them if it wants them: a traced one stops for
+// them (d140, b90).
 
 // trappedAll is the tracer's next report, any class, without blocking.
 func (f *ptFixture) trappedAll(tracer *Task) (WaitResult, error) {
@@ -179,4 +180,165 @@ func TestStopPassedOnResumeHoldsKeptSignal_do_signal_stop(t *testing.T) {
 	r, err = f.wait4(f.init, c.Getpid(), 0)
 	f.want("the parent's wait after SIGCONT", r, err, c.Getpid(), killed(unix.SIGHUP), CLDKilled)
 	f.finish()
+}
+
+// complete_signal and prepare_signal judge a signal sent to a process by
+// the task it was sent to, not by the thread that takes it: with the
+// untraced leader gone, a fatal SIGTERM kills the process through its
+// traced thread, a SIGQUIT (which dumps core) stops that thread for its
+// tracer, and an ignored SIGCHLD is dropped (corpus g41, g42, g43).
+func TestSignalJudgedByAddressee_G1_D6(t *testing.T) {
+	for _, c := range []struct {
+		sig  unix.Signal
+		want unix.WaitStatus // the traced thread's report; 0: none
+	}{
+		{unix.SIGTERM, killed(unix.SIGTERM)},
+		{unix.SIGQUIT, stopped(unix.SIGQUIT, 0)},
+		{unix.SIGCHLD, 0},
+	} {
+		e := newEnv(t, Config{})
+		p := e.fork(e.init)
+		th := e.thread(p)
+		if err := e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		e.exit(p, 0)
+		if err := e.init.Kill(p.Gettid(), int(c.sig)); err != nil {
+			t.Fatal(err)
+		}
+		e.check()
+		if c.want == 0 {
+			e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
+		} else {
+			e.reap(e.init, -1, unix.WNOHANG|unix.WALL, th.Gettid(), c.want)
+		}
+		if c.sig == unix.SIGTERM {
+			e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p.Gettid(), killed(unix.SIGTERM))
+		}
+		_ = e.init.Kill(p.Gettid(), int(unix.SIGKILL)) // ESRCH once reaped
+		e.check()
+		e.reapAll(e.init)
+		e.settle()
+	}
+}
+
+// A stopped thread dequeues nothing: a signal a tracee kept for its tracer
+// stays queued when the tracer's exit detaches it and the SIGSTOP of its
+// attach stop stops its process, and a new tracer that seizes and resumes
+// it sees the signal as a signal-delivery stop (corpus d149).
+func TestStoppedTraceeKeepsSignal_D9(t *testing.T) {
+	e := newEnv(t, Config{})
+	tracer := e.fork(e.init)
+	p := e.fork(tracer)
+	if err := tracer.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.init.Tgkill(p.Gettid(), p.Gettid(), int(unix.SIGTSTP)); err != nil {
+		t.Fatal(err)
+	}
+	e.exit(tracer, 0)
+	e.reap(e.init, tracer.Gettid(), 0, tracer.Gettid(), exited(0))
+	e.check()
+	if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	// The seize's PTRACE_EVENT_STOP trap of the stopped process.
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGSTOP, ptraceEventStop))
+	if err := e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.check()
+	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGTSTP, 0))
+	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
+		t.Fatal(err)
+	}
+	e.reap(e.init, p.Gettid(), unix.WALL, p.Gettid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// dequeue_signal takes a thread's private queue before its process's
+// shared one: a tracee stops for a tgkill'd SIGUSR2 before a kill'd
+// SIGUSR1 (D6; corpus d144).
+func TestTraceePrivateSignalsFirst_D6(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
+	e.ptrace(e.init, unix.PTRACE_INTERRUPT, p, 0)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGTRAP, ptraceEventStop))
+	e.kill(e.init, p, unix.SIGUSR1)
+	e.tgkill(e.init, p, unix.SIGUSR2)
+	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1} {
+		e.ptrace(e.init, unix.PTRACE_CONT, p, 0)
+		e.reap(e.init, p.Getpid(), 0, p.Getpid(), stopped(sig, 0))
+	}
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// complete_signal gives a signal sent through a thread (do_notify_parent's
+// parent thread) to that thread when it wants it: SIGCHLD for a child of an
+// untraced thread does not stop the process's traced leader (G1, B7;
+// corpus g40).
+func TestSignalThroughParentThread_G1(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.clone(e.init, 0, unix.SIGUSR1)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
+	th := e.thread(p)
+	c := e.fork(th)
+	e.exitGroup(c, 4)
+	e.check()
+	e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
+	e.reap(th, -1, unix.WNOHANG, c.Getpid(), exited(4))
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, -1, unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
+}
+
+// exit_notify's do_notify_parent reaches the tracer of a leader that
+// exits before its other threads: the tracer gets SIGCHLD at once, which
+// ends its wait with EINTR when handled without SA_RESTART, though it
+// can reap the zombie only once the process is empty (B6, C11; corpus
+// d147).
+func TestTracedZombieLeaderSignalsTracer_B6(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	tracer := e.fork(e.init)
+	e.ptrace(tracer, unix.PTRACE_SEIZE, p, 0)
+	th := e.thread(p)
+	e.sigaction(tracer, unix.SIGCHLD, SigHandler, 0)
+	out := e.blockedWait(tracer, -1, unix.WALL)
+	e.exit(p, 2)
+	if o := e.result(out); o.err != unix.EINTR {
+		t.Fatalf("tracer's wait4 = {pid %d}, %v; want EINTR from the SIGCHLD", o.r.Pid, o.err)
+	}
+	e.wantWait(tracer, -1, unix.WALL|unix.WNOHANG, nil)
+	e.exit(th, 3)
+	e.check()
+	e.reap(tracer, -1, unix.WALL|unix.WNOHANG, p.Getpid(), exited(3))
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(3))
+	e.check()
+}
+
+// wants_signal refuses a thread that already has a signal pending: a
+// SIGCONT sent through a seized thread, which prepare_signal has just made
+// owe a notify trap, goes to another thread, and the seized one traps
+// only once (D6, G1; corpus d148).
+func TestSignalSkipsThreadWithPendingTrap_G1(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
+	errIs(t, "kill", e.init.Kill(th.Gettid(), int(unix.SIGCONT)), nil)
+	e.check()
+	trap := stopped(unix.SIGTRAP, ptraceEventStop)
+	e.reap(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, th.Gettid(), trap)
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
+	e.check()
+	e.wantWait(e.init, th.Gettid(), unix.WALL|unix.WNOHANG, nil)
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), killed(unix.SIGKILL))
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
+	e.settle()
 }

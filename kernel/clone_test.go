@@ -82,8 +82,7 @@ func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 	_, err = q.Clone(CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
 	errIs(t, "clone(CLONE_NEWPID) unprivileged", err, unix.EPERM)
 	e.exit(q, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.reap(e.init, q.Getpid(), 0, q.Getpid(), exited(0))
 	e.settle()
 }
@@ -105,8 +104,7 @@ func TestCloneParentFromInit_A3(t *testing.T) {
 	e.exit(th, 0)
 	e.exit(nsInit, 0)
 	e.reap(p, -1, 0, nsInit.PIDIn(e.k.RootNamespace()), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -182,8 +180,7 @@ func TestClonePIDPerLevel_A10(t *testing.T) {
 	if ns1.Allocated() != 0 || ns2.Allocated() != 0 {
 		t.Fatalf("namespaces hold %d and %d pids after their inits died", ns1.Allocated(), ns2.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -235,8 +232,7 @@ func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
 	// The cursor has passed RESERVED_PIDS, so only pid 300 can be had
 	// again (host: freeing a lower pid leaves the range full).
 	low := kids[0]
-	e.exit(low, 0)
-	e.reap(p, low.Getpid(), 0, low.Getpid(), exited(0))
+	e.exitReaped(p, 0, low)
 	_, err = p.Fork()
 	errIs(t, "fork with only a pid below RESERVED_PIDS free", err, unix.EAGAIN)
 	last := kids[len(kids)-1]
@@ -304,8 +300,7 @@ func TestCloneLookupNeverSeesEmbryo_A15(t *testing.T) {
 	if bad != "" {
 		t.Fatal(bad)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -335,8 +330,7 @@ func TestCloneThread_A16(t *testing.T) {
 	e.exit(th, 0)
 	e.exit(th2, 0)
 	e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil) // threads are not waitable
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -384,8 +378,7 @@ func TestCloneParentSibling_A17(t *testing.T) {
 	e.reap(p, s3.Getpid(), 0, s3.Getpid(), exited(0))
 	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
 	e.reap(p, c2.Getpid(), unix.WALL, c2.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -395,16 +388,12 @@ func TestCloneParentOfOrphanedCaller_A17(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	s := e.clone(c, unix.CLONE_PARENT, unix.SIGCHLD)
 	if s.Parent() != e.init || c.Parent() != e.init {
 		t.Fatal("sibling of a reparented caller must be the reaper's child")
 	}
-	e.exit(s, 0)
-	e.exit(c, 0)
-	e.reap(e.init, s.Getpid(), 0, s.Getpid(), exited(0))
-	e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, s, c)
 	e.settle()
 }
 
@@ -434,8 +423,7 @@ func TestCloneChild_A18(t *testing.T) {
 	e.reap(p, -1, unix.WCLONE, c.Getpid(), exited(0))
 	e.reap(p, -1, 0, c2.Getpid(), exited(0))
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -474,8 +462,7 @@ func TestCloneInherits_A19(t *testing.T) {
 	e.reap(c, -1, 0, g.Getpid(), exited(0))
 	e.exit(c, 0)
 	e.reap(p, -1, 0, c.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -500,8 +487,7 @@ func TestCloneNewPIDNamespaceInit_A20(t *testing.T) {
 		if err := i.PrctlSetPdeathsig(int(tc.sig)); err != nil {
 			t.Fatal(err)
 		}
-		e.exit(p, 0)
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, p)
 		e.k.Quiesce()
 		if tc.sig == unix.SIGUSR1 {
 			if i.Exited() {

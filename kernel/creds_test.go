@@ -81,8 +81,7 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 	errIs(t, "setresuid to an id not held", r.Setresuid(4, -1, -1), unix.EPERM)
 
 	for _, x := range []*Task{p, q, r} {
-		e.exit(x, 0)
-		e.reap(e.init, x.Getpid(), 0, x.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, x)
 	}
 	e.settle()
 }
@@ -116,8 +115,7 @@ func TestCredsGid(t *testing.T) {
 	if err := p.Setresgid(70, 50, -1); err != nil {
 		t.Fatal(err)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 

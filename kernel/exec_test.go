@@ -233,8 +233,7 @@ func TestDeThreadResetsLeaderExitSignal_B7(t *testing.T) {
 		t.Fatal("the parent was killed: the exit signal was not reset to SIGCHLD")
 	}
 	e.reap(w, -1, unix.WNOHANG, a.Getpid(), exited(3))
-	e.exit(w, 0)
-	e.reap(e.init, -1, 0, w.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, w)
 	e.settle()
 }
 

@@ -81,12 +81,17 @@ func (e *env) exitGroup(t *Task, code int) {
 	}
 }
 
-// exitReaped makes c exit with code and has p reap it, by its pid.
-func (e *env) exitReaped(p, c *Task, code int) {
+// exitReaped makes each of cs exit with code, in turn, then has p reap
+// each by its pid.
+func (e *env) exitReaped(p *Task, code int, cs ...*Task) {
 	e.t.Helper()
-	e.exit(c, code)
-	pid := c.PIDIn(p.Namespace())
-	e.reap(p, pid, 0, pid, exited(code))
+	for _, c := range cs {
+		e.exit(c, code)
+	}
+	for _, c := range cs {
+		pid := c.PIDIn(p.Namespace())
+		e.reap(p, pid, 0, pid, exited(code))
+	}
 }
 
 // --- Signals and ptrace -----------------------------------------------------

@@ -61,7 +61,6 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 	}
 	e.exit(th, 0)
 	e.reap(p, -1, 0, z.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

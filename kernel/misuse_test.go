@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -15,42 +14,6 @@ import (
 )
 
 // The library under misuse from Go: arguments a caller may get wrong.
-
-// blockingWithNil runs call, which must block in p, on a goroutine of its
-// own; once p sleeps it runs wake and returns call's outcome. A panic in
-// call is returned as an error.
-func (e *env) blockingWithNil(p *Task, call func() error, wake func()) error {
-	e.t.Helper()
-	out := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				out <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		out <- call()
-	}()
-	deadline := time.Now().Add(callTimeout)
-	for !p.Sleeping() {
-		select {
-		case err := <-out:
-			return fmt.Errorf("returned %v before blocking", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the call never slept")
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	wake()
-	select {
-	case err := <-out:
-		return err
-	case <-time.After(callTimeout):
-		e.t.Fatal("the call never returned")
-		return nil
-	}
-}
 
 // TestNilContextIsBackground: every blocking method treats a nil context
 // as context.Background (as net/http treats a nil request context): it
@@ -107,8 +70,10 @@ func TestNilContextIsBackground(t *testing.T) {
 			e.kill(e.init, p, unix.SIGSTOP)
 			e.k.Quiesce()
 		}
-		if err := e.blockingWithNil(p, func() error { return tc.call(p, c) }, func() { tc.wake(p, c) }); err != nil {
-			t.Fatalf("%s with a nil context: %v", tc.name, err) // a panicked call leaves its task armed
+		out := e.blocked(p, tc.name, func() (WaitResult, error) { return WaitResult{}, tc.call(p, c) })
+		tc.wake(p, c)
+		if o := e.result(out); o.err != nil {
+			t.Fatalf("%s with a nil context: %v", tc.name, o.err) // a panicked call leaves its task armed
 		}
 		if !c.Exited() {
 			e.exit(c, 0)
@@ -181,8 +146,7 @@ func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
 	if got := p.IPCNamespace().Limits().SEMMNI; got != 32000 {
 		t.Fatalf("SEMMNI of a new IPC namespace = %d, want Linux's 32000", got)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 

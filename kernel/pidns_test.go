@@ -38,8 +38,7 @@ func TestPIDNSInitDeathZaps_B11(t *testing.T) {
 	if ns.Allocated() != 0 || !ns.alloc.Disabled() {
 		t.Fatalf("dead namespace holds %d pids", ns.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -78,8 +77,7 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 		_, err = p.Fork()
 		errIs(t, "fork into a dead namespace after it emptied", err, unix.ENOMEM)
 		errIs(t, "unshare(CLONE_NEWPID) again", p.Unshare(unix.CLONE_NEWPID), unix.EINVAL)
-		e.exit(p, 0)
-		e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, p)
 	}
 	e.settle()
 }
@@ -101,8 +99,7 @@ func TestPIDNSNested_B11(t *testing.T) {
 	if !i2.Exited() || ns1.Allocated() != 0 || ns2.Allocated() != 0 {
 		t.Fatalf("nested namespaces hold %d, %d pids", ns1.Allocated(), ns2.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -133,8 +130,7 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 	if !c.Exited() || ns.Allocated() != 0 {
 		t.Fatal("the last init thread's exit must zap the namespace")
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -142,20 +138,18 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 // exiting either succeed (and the child is killed with the rest) or fail
 // with ENOMEM; the namespace always empties.
 func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
-	e := newEnv(t, Config{})
-	for range 100 {
-		p := e.fork(e.init)
+	s := newStress(t, 31, Config{})
+	for range s.rounds(100) {
+		p := s.fork(s.init)
 		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
 			t.Fatal(err)
 		}
-		i := e.fork(p)
+		i := s.fork(p)
 		ns := i.Namespace()
-		inner := e.fork(i) // forks from inside too
+		inner := s.fork(i) // forks from inside too
 		var made []*Task
 		var mu sync.Mutex
-		var wg sync.WaitGroup
 		fork := func(from *Task) {
-			defer wg.Done()
 			for range 20 {
 				c, err := from.Fork()
 				if err != nil {
@@ -169,15 +163,11 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 				mu.Unlock()
 			}
 		}
-		wg.Add(2)
-		go fork(p)
-		go fork(inner)
-		e.exit(i, 0)
-		wg.Wait()
-		e.k.Quiesce()
+		s.concurrently(func() { fork(p) }, func() { fork(inner) }, func() { expectOK(t, i.Exit(0)) })
+		s.k.Quiesce()
 		// p reaps everything it made in the namespace, then the init.
 		for {
-			r, err := e.wait4(p, -1, 0)
+			r, err := s.wait4(p, -1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,11 +183,10 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 		if ns.Allocated() != 0 {
 			t.Fatalf("namespace holds %d pids after its init was reaped", ns.Allocated())
 		}
-		e.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
-		e.exit(p, 0)
-		e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+		s.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
+		s.exitReaped(s.init, 0, p)
 	}
-	e.settle()
+	s.end()
 }
 
 // TestPIDNSDepthLimit: namespaces nest 32 levels deep (MAX_PID_NS_LEVEL);
@@ -224,8 +213,7 @@ func TestPIDNSDepthLimit(t *testing.T) {
 	if !cur.Exited() {
 		t.Fatal("the innermost init survived")
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -254,8 +242,7 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 		t.Fatal("the root's pid_max changed")
 	}
 	c2 := e.fork(p) // the root level still has room
-	e.exit(c2, 0)
-	e.reap(p, c2.Getpid(), 0, c2.Getpid(), exited(0))
+	e.exitReaped(p, 0, c2)
 	e.exit(i, 0)
 	e.reap(p, e.rootPID(i), 0, e.rootPID(i), exited(0))
 	for _, c := range kids {
@@ -263,8 +250,7 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 			t.Fatal("zap missed a child")
 		}
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 

@@ -59,7 +59,7 @@ func TestStressAttachVsTracerExit(t *testing.T) {
 		}
 		s.check()
 		s.waitOne(s.init, tracer.Getpid(), 0)
-		s.exitReaped(s.init, target, 0)
+		s.exitReaped(s.init, 0, target)
 	}
 	s.end()
 }

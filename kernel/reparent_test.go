@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -70,8 +69,7 @@ func TestReparentSubreaperChain_B8(t *testing.T) {
 	e.reap(g, m.Getpid(), 0, m.Getpid(), exited(0))
 	e.exit(c, 0)
 	e.reap(g, -1, 0, c.Getpid(), exited(0))
-	e.exit(g, 0)
-	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, g)
 	e.settle()
 }
 
@@ -95,8 +93,7 @@ func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 		t.Fatalf("orphan's parent %d, want subreaper %d", c.Getppid(), a.Getpid())
 	}
 	e.reap(th, b.Getpid(), 0, b.Getpid(), exited(0))
-	e.exit(c, 0)
-	e.reap(th, c.Getpid(), 0, c.Getpid(), exited(0))
+	e.exitReaped(th, 0, c)
 	e.exit(th, 0)
 	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
 	e.settle()
@@ -130,8 +127,7 @@ func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 	e.reap(i, b.Getpid(), 0, b.Getpid(), exited(0))
 	e.exit(i, 0) // zaps c and f
 	e.reap(a, i.PIDIn(e.k.RootNamespace()), 0, i.PIDIn(e.k.RootNamespace()), exited(0))
-	e.exit(a, 0)
-	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, a)
 	e.settle()
 }
 
@@ -154,8 +150,7 @@ func TestReparentZombieRenotified_B9(t *testing.T) {
 	u := e.clone(a, 0, unix.SIGUSR1)
 	e.exit(z, 5)
 	e.exit(zu, 7)
-	e.exit(a, 0)
-	e.reap(g, a.Getpid(), 0, a.Getpid(), exited(0))
+	e.exitReaped(g, 0, a)
 	e.reap(g, z.Getpid(), unix.WNOHANG, z.Getpid(), exited(5))
 	e.reap(g, zu.Getpid(), unix.WNOHANG, zu.Getpid(), exited(7)) // no __WCLONE needed now
 	if u.tg.exitSignal != int32(unix.SIGCHLD) {
@@ -177,8 +172,7 @@ func TestReparentZombieRenotified_B9(t *testing.T) {
 		t.Fatal("the reaper ignores SIGCHLD: the zombie must be released")
 	}
 	e.wantWait(g, -1, unix.WNOHANG, unix.ECHILD)
-	e.exit(g, 0)
-	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, g)
 	e.settle()
 }
 
@@ -196,8 +190,7 @@ func TestReparentToInit_B8_B9(t *testing.T) {
 	}
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
 	e.reap(e.init, z.Getpid(), 0, z.Getpid(), exited(3))
-	e.exit(c, 0)
-	e.reap(e.init, -1, 0, c.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, c)
 	e.settle()
 }
 
@@ -247,49 +240,47 @@ func TestReparentPdeathSignal_B9(t *testing.T) {
 // descendants all exit at once; every orphan ends up with a live adopter
 // and is reaped, and no pid leaks.
 func TestReparentConcurrentExits_B8(t *testing.T) {
-	e := newEnv(t, Config{})
-	for round := range 50 {
-		top := e.fork(e.init)
+	s := newStress(t, 30, Config{})
+	for round := range s.rounds(50) {
+		top := s.fork(s.init)
 		if err := top.PrctlSetChildSubreaper(true); err != nil {
 			t.Fatal(err)
 		}
 		chain := []*Task{top}
 		var leaves []*Task
 		for i := range 6 {
-			c := e.fork(chain[len(chain)-1])
+			c := s.fork(chain[len(chain)-1])
 			if i%2 == round%2 {
 				if err := c.PrctlSetChildSubreaper(true); err != nil {
 					t.Fatal(err)
 				}
 			}
-			leaves = append(leaves, e.fork(c))
+			leaves = append(leaves, s.fork(c))
 			chain = append(chain, c)
 		}
-		var wg sync.WaitGroup
+		var exits []func()
 		for _, c := range chain[1:] {
-			wg.Add(1)
-			go func() { defer wg.Done(); e.exit(c, 0) }()
+			exits = append(exits, func() { expectOK(t, c.Exit(0)) })
 		}
-		wg.Wait()
-		e.check()
+		s.concurrently(exits...)
+		s.check()
 		for _, l := range leaves {
 			if l.Parent() != top {
 				t.Fatalf("leaf %d ended with parent %d, want the last live subreaper %d",
 					l.Getpid(), l.Getppid(), top.Getpid())
 			}
-			e.exit(l, 0)
+			s.exit(l, 0)
 		}
 		// top reaps the 6 chain members (re-notified zombies) and the 6 leaves.
 		for range 12 {
-			if _, err := e.wait4(top, -1, 0); err != nil {
+			if _, err := s.wait4(top, -1, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.wantWait(top, -1, unix.WNOHANG, unix.ECHILD)
-		e.exit(top, 0)
-		e.reap(e.init, -1, 0, top.Getpid(), exited(0))
+		s.wantWait(top, -1, unix.WNOHANG, unix.ECHILD)
+		s.exitReaped(s.init, 0, top)
 	}
-	e.settle()
+	s.end()
 }
 
 // A process's exit hands its zombie child to the process's own parent and

@@ -39,8 +39,7 @@ func TestExecRechecksNprocAfterSetuid_A7(t *testing.T) {
 	errIs(t, "exec while a zombie still counts", b.Execve(), unix.EAGAIN)
 	e.reap(e.init, x.Getpid(), 0, x.Getpid(), exited(0))
 	errIs(t, "exec with 2 tasks for a limit of 1", b.Execve(), unix.EAGAIN)
-	e.exit(a, 0)
-	e.reap(e.init, a.Getpid(), 0, a.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, a)
 	errIs(t, "b.Execve()", b.Execve(), nil)
 	// The mark is gone: over the limit again, exec still succeeds.
 	e.forkAs(1000)
@@ -93,8 +92,7 @@ func TestCloneRlimitNproc_A7(t *testing.T) {
 		rootKids = append(rootKids, e.fork(p))
 	}
 	for _, c := range rootKids {
-		e.exit(c, 0)
-		e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
+		e.exitReaped(p, 0, c)
 	}
 	if err := p.Setresuid(4242, 4242, 4242); err != nil {
 		t.Fatal(err)
@@ -145,8 +143,7 @@ func TestCloneRlimitNproc_A7(t *testing.T) {
 	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
 	e.reap(q, qc.Getpid(), 0, qc.Getpid(), exited(0))
 	e.exit(q, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.reap(e.init, q.Getpid(), 0, q.Getpid(), exited(0))
 	if u.Tasks() != 0 {
 		t.Fatalf("uid 4242 owns %d tasks after every task exited", u.Tasks())

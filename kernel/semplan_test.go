@@ -28,8 +28,7 @@ func TestIPCNamespacesFollowThePlan(t *testing.T) {
 				}
 			}
 			for _, c := range []*Task{cloned, unshared} {
-				e.exit(c, 0)
-				e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
+				e.exitReaped(e.init, 0, c)
 			}
 			e.settle()
 		})

@@ -39,7 +39,7 @@ func TestAwaitWakesWhenTaskSleeps(t *testing.T) {
 			if err := <-res; err != nil {
 				t.Fatalf("wait4: %v", err)
 			}
-			e.exitReaped(e.init, parent, 0)
+			e.exitReaped(e.init, 0, parent)
 		}
 		e.settle()
 	})

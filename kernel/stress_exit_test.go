@@ -55,7 +55,7 @@ func TestStressExitGroupVsClone(t *testing.T) {
 			t.Fatalf("iteration %d: process exited with status %#x, want exit_group's 7", i, uint32(r.Status))
 		}
 		if forkMode && cerr == nil {
-			s.exitReaped(s.init, nt, 0)
+			s.exitReaped(s.init, 0, nt)
 		}
 	}
 	s.end()
@@ -119,7 +119,7 @@ func TestStressLastThreadsExit(t *testing.T) {
 		}
 		s.wantWait(parent, -1, unix.WNOHANG|unix.WALL, unix.ECHILD)
 		if parent != s.init {
-			s.exitReaped(s.init, parent, 0)
+			s.exitReaped(s.init, 0, parent)
 		}
 	}
 	s.end()

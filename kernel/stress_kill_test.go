@@ -146,7 +146,7 @@ func killAllForkers(s *stress, nForkers, pidMax int) []*Task {
 	// Move the pid cursor until the forkers land on the last pids.
 	for {
 		p := s.fork(s.init)
-		s.exitReaped(s.init, p, 0)
+		s.exitReaped(s.init, 0, p)
 		if p.Getpid() >= pidMax-1-nForkers {
 			break
 		}

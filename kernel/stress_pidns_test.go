@@ -96,7 +96,7 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		if got := ns.Allocated(); got != 0 {
 			t.Fatalf("iteration %d: dead namespace still has %d pids", i, got)
 		}
-		s.exitReaped(s.init, u, 0)
+		s.exitReaped(s.init, 0, u)
 	}
 	s.end()
 }
@@ -148,7 +148,7 @@ func TestStressNamespaceInitThreadsExit(t *testing.T) {
 		if got := ns.Allocated(); got != 0 {
 			t.Fatalf("iteration %d: dead namespace still has %d pids", i, got)
 		}
-		s.exitReaped(s.init, u, 0)
+		s.exitReaped(s.init, 0, u)
 	}
 	s.end()
 }

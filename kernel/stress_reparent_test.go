@@ -56,7 +56,7 @@ func TestStressReparentVsCloneParent(t *testing.T) {
 			t.Fatalf("iteration %d: reaped %v, want pids %d and %d with status 0", i, got, c.Getpid(), sib.Getpid())
 		}
 		if top != s.init {
-			s.exitReaped(s.init, top, 0)
+			s.exitReaped(s.init, 0, top)
 		}
 	}
 	s.end()
@@ -217,7 +217,7 @@ func TestStressWaitVsReparent(t *testing.T) {
 				t.Fatalf("iteration %d: parent %d not reaped with status 0: %v", i, ppid, byReaper)
 			}
 			if reaper != s.init {
-				s.exitReaped(s.init, reaper, 0)
+				s.exitReaped(s.init, 0, reaper)
 			}
 		}
 	}

@@ -71,8 +71,7 @@ func TestUnshareSharedSighand(t *testing.T) {
 	errIs(t, "unshare(CLONE_SIGHAND) after the sharer's exec", p.Unshare(unix.CLONE_SIGHAND), nil)
 	errIs(t, "unshare(CLONE_SIGHAND) by the exec'd sharer", r.Unshare(unix.CLONE_SIGHAND), nil)
 	e.exit(r, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.reap(e.init, r.Getpid(), 0, r.Getpid(), exited(0))
 	e.settle()
 }
@@ -132,9 +131,7 @@ func TestUnshareVMSharedAddressSpace_current_is_single_threaded(t *testing.T) {
 	errIs(t, "the vfork", <-out, nil)
 	errIs(t, "unshare(CLONE_VM) by the child after exec", v.Unshare(unix.CLONE_VM), nil)
 	errIs(t, "unshare(CLONE_VM) by the parent after exec", p.Unshare(unix.CLONE_VM), nil)
-	e.exit(v, 0)
-	e.reap(p, v.Getpid(), 0, v.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(p, 0, v)
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

@@ -45,8 +45,7 @@ func TestWait4Selectors_C1(t *testing.T) {
 		t.Fatalf("wait4(0) begun before setsid: %+v %v", o.r, o.err)
 	}
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -88,8 +87,7 @@ func TestWaitOptionValidation_C2_C3(t *testing.T) {
 	if r, err := p.Waitid(ctx, unix.P_PGID, 0, unix.WEXITED); err != nil || r.Pid != c.Getpid() || r.Code != CLDExited {
 		t.Fatalf("waitid(P_PGID, 0): %+v %v", r, err)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -115,10 +113,8 @@ func TestWaitNoSuchTarget_C4(t *testing.T) {
 	th := e.thread(c)
 	e.wantWait(p, th.Gettid(), unix.WALL, unix.ECHILD)
 	e.exit(th, 0)
-	e.exit(c, 0)
-	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(p, 0, c)
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -149,8 +145,7 @@ func TestWaitClasses_C5(t *testing.T) {
 	e.wantWait(p, -1, unix.WNOHANG|unix.WCLONE|unix.WALL, nil)
 	e.exit(u, 0)
 	e.reap(p, u.Getpid(), unix.WALL, u.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -173,8 +168,7 @@ func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
 	e.exit(c, 5)
 	e.reap(th, -1, unix.WNOTHREAD, c.Getpid(), exited(5))
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -346,8 +340,7 @@ func TestWaitNoWait_C9(t *testing.T) {
 		t.Fatalf("waitid WSTOPPED on a zombie: %+v %v, want ECHILD", r, err)
 	}
 	e.reap(p, -1, 0, c.Getpid(), exited(1))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -404,7 +397,6 @@ func TestWaitReportsInChildrenListOrder_C6_C7(t *testing.T) {
 	e.reap(p, -1, 0, mine.Getpid(), exited(6))
 	e.reap(p, -1, 0, early.Getpid(), exited(5))
 
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

@@ -117,7 +117,7 @@ func TestStressSelectiveWakeups(t *testing.T) {
 				s.exit(waiters[i], 0)
 			}
 		}
-		s.exitReaped(s.init, p, 0)
+		s.exitReaped(s.init, 0, p)
 		s.settle()
 		s.end()
 	})

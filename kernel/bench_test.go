@@ -231,9 +231,7 @@ func TestBenchWorkloadsRun(t *testing.T) {
 	e := newEnv(t, Config{})
 	w := e.fork(e.init)
 	for range 10 {
-		if err := forkExitWait(w); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, forkExitWait(w))
 		th := e.thread(w)
 		e.exit(th, 0)
 	}

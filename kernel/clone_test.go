@@ -58,9 +58,7 @@ func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
 func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 	_, err := p.Clone(CloneArgs{Flags: threadFlags})
 	errIs(t, "thread after unshare(CLONE_NEWPID)", err, unix.EINVAL)
 	errIs(t, "second unshare(CLONE_NEWPID)", p.Unshare(unix.CLONE_NEWPID), unix.EINVAL)
@@ -75,9 +73,7 @@ func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 		t.Fatalf("unshare(CLONE_VM) single-threaded: %v", err)
 	}
 	// Without CAP_SYS_ADMIN: EPERM.
-	if err := q.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, q.Setuid(1000))
 	errIs(t, "unshare(CLONE_NEWPID) unprivileged", q.Unshare(unix.CLONE_NEWPID), unix.EPERM)
 	_, err = q.Clone(CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
 	errIs(t, "clone(CLONE_NEWPID) unprivileged", err, unix.EPERM)
@@ -220,9 +216,7 @@ func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
 	for range 298 { // pids 3..300: the root level is full
 		kids = append(kids, e.fork(p))
 	}
-	if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 	ns := p.nsForChildren.Load()
 	_, err := p.Fork()
 	errIs(t, "fork with the root level full", err, unix.EAGAIN)
@@ -476,17 +470,13 @@ func TestCloneNewPIDNamespaceInit_A20(t *testing.T) {
 		sig  unix.Signal
 		want unix.WaitStatus
 	}{{unix.SIGUSR1, exited(42)}, {unix.SIGKILL, killed(unix.SIGKILL)}} {
-		if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, e.init.PrctlSetChildSubreaper(true))
 		p := e.fork(e.init)
 		i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 		if i.Namespace().ChildReaper() != i || !i.tg.unkillable || i.Getpid() != 1 {
 			t.Fatal("pid 1 of a new namespace must be its unkillable child reaper")
 		}
-		if err := i.PrctlSetPdeathsig(int(tc.sig)); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, i.PrctlSetPdeathsig(int(tc.sig)))
 		e.exitReaped(e.init, 0, p)
 		e.k.Quiesce()
 		if tc.sig == unix.SIGUSR1 {

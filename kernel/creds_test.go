@@ -91,30 +91,22 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 func TestCredsGid(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	if err := p.Setgid(50); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setgid(50))
 	if c := p.Creds(); c.GID != 50 || c.EGID != 50 || c.SGID != 50 || c.FSGID != 50 || p.Getgid() != 50 {
 		t.Fatalf("gids %+v", c)
 	}
-	if err := p.Setresgid(50, 60, 70); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setresgid(50, 60, 70))
 	if err := p.Setuid(1000); err != nil { // drops CAP_SETGID
 		t.Fatal(err)
 	}
 	errIs(t, "setgid to a gid not held", p.Setgid(80), unix.EPERM)
 	errIs(t, "setgid(-1)", p.Setgid(-1), unix.EINVAL)
-	if err := p.Setgid(70); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setgid(70))
 	if c := p.Creds(); c.GID != 50 || c.EGID != 70 || c.SGID != 70 || c.FSGID != 70 || p.Getegid() != 70 {
 		t.Fatalf("gids after unprivileged setgid %+v", c)
 	}
 	errIs(t, "setresgid to a new gid", p.Setresgid(-1, 90, -1), unix.EPERM)
-	if err := p.Setresgid(70, 50, -1); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setresgid(70, 50, -1))
 	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

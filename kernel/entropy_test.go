@@ -54,7 +54,5 @@ func TestReleaseFeedsEntropy(t *testing.T) {
 	if bytes.Equal(before, after) {
 		t.Fatal("releases did not change the pool's output")
 	}
-	if err := e.k.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.k.CheckInvariants())
 }

@@ -165,13 +165,9 @@ func TestExecTakesKilledTraceeSignal_D6(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	pid := p.Gettid()
-	if err := e.init.Ptrace(unix.PTRACE_SEIZE, pid, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.init.Ptrace(unix.PTRACE_SEIZE, pid, 0, 0))
 	th := e.thread(p)
-	if err := e.init.Kill(pid, int(unix.SIGUSR1)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.init.Kill(pid, int(unix.SIGUSR1)))
 	e.check()
 	if err := th.Execve(); err != nil {
 		t.Fatalf("execve: %v", err)
@@ -191,12 +187,8 @@ func TestExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
 	tracer := e.thread(p)
 	victim := e.fork(e.init)
 	held := e.thread(p)
-	if err := tracer.Ptrace(unix.PTRACE_SEIZE, victim.Gettid(), 0, unix.PTRACE_O_EXITKILL); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.init.Ptrace(unix.PTRACE_SEIZE, held.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(tracer, unix.PTRACE_SEIZE, victim, unix.PTRACE_O_EXITKILL)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, held, 0)
 	done := make(chan error, 1)
 	go func() { done <- p.Execve() }()
 	e.eventually("the exec waits for the tracer", func() bool { return p.Sleeping() && e.k.Quiescent() })
@@ -205,11 +197,7 @@ func TestExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("execve: %v", err)
 	}
-	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
-	e.reapAll(e.init)
-	e.settle()
+	e.killAndSettle(p)
 }
 
 // de_thread ends with exit_signal = SIGCHLD for the thread that execs,

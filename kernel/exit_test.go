@@ -115,9 +115,7 @@ func TestExitRootInit_B4(t *testing.T) {
 	e.exit(g, 0)
 	e.reap(th, -1, 0, g.Getpid(), exited(0))
 	e.k.Quiesce()
-	if err := e.k.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.k.CheckInvariants())
 	// init's zombie leader still holds pid 1 and its process group's
 	// numbers; nothing else is left.
 	if n := e.k.RootNamespace().Allocated(); n != e.base+1 {
@@ -272,15 +270,11 @@ func TestExitAutoreap_B7(t *testing.T) {
 // signal number; a core-dumping signal with RLIMIT_CORE 0 has no core bit.
 func TestExitKilledByPdeathSignal_C8(t *testing.T) {
 	e := newEnv(t, Config{})
-	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.init.PrctlSetChildSubreaper(true))
 	for _, sig := range []unix.Signal{unix.SIGKILL, unix.SIGTERM, unix.SIGQUIT} {
 		p := e.fork(e.init)
 		c := e.fork(p)
-		if err := c.PrctlSetPdeathsig(int(sig)); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, c.PrctlSetPdeathsig(int(sig)))
 		e.exitReaped(e.init, 0, p)
 		r := e.reap(e.init, c.Getpid(), 0, c.Getpid(), killed(sig))
 		if r.Code != CLDKilled {

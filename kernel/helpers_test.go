@@ -369,6 +369,15 @@ func (e *env) settle() {
 	e.wantOnlyInit()
 }
 
+// killAndSettle kills p's process, has init reap what it has to reap,
+// and settles: nothing the test made may be left.
+func (e *env) killAndSettle(p *Task) {
+	e.t.Helper()
+	e.kill(e.init, p, unix.SIGKILL)
+	e.reapAll(e.init)
+	e.settle()
+}
+
 // finish makes every task but init exit, reaps everything through init,
 // and checks that the table is consistent and holds init alone. Whatever a
 // test left behind (threads, zombies, tracees, pid namespaces whose init

@@ -10,9 +10,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 	th := e.thread(p)
 	z := e.fork(p)
 	e.exit(z, 0) // a zombie on p's ready list
-	if err := p.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setuid(1000))
 	e.check()
 	u := e.k.user(1000)
 	for _, tc := range []struct {

@@ -140,9 +140,7 @@ func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
 	}
 	// A new IPC namespace gets the same limits.
 	p := e.fork(e.init)
-	if err := p.Unshare(unix.CLONE_NEWIPC); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWIPC))
 	if got := p.IPCNamespace().Limits().SEMMNI; got != 32000 {
 		t.Fatalf("SEMMNI of a new IPC namespace = %d, want Linux's 32000", got)
 	}
@@ -234,9 +232,7 @@ func TestExitedTaskCallsFailESRCH(t *testing.T) {
 
 	tracer := e.fork(e.init)
 	held := e.fork(e.init)
-	if err := tracer.Ptrace(unix.PTRACE_SEIZE, held.Getpid(), 0, unix.PTRACE_O_TRACEEXIT); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, tracer.Ptrace(unix.PTRACE_SEIZE, held.Getpid(), 0, unix.PTRACE_O_TRACEEXIT))
 	e.exit(held, 3) // held at PTRACE_EVENT_EXIT: exiting, not yet a zombie
 	zombie := e.fork(e.init)
 	e.exit(zombie, 4)
@@ -264,9 +260,7 @@ func TestExitedTaskCallsFailESRCH(t *testing.T) {
 		}
 	}
 
-	if err := tracer.Ptrace(unix.PTRACE_DETACH, held.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(tracer, unix.PTRACE_DETACH, held, 0)
 	e.exit(thread, 0)
 	e.exit(tracer, 0)
 	e.k.Quiesce()

@@ -51,9 +51,7 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 	e := newEnv(t, Config{})
 	for _, exitedFirst := range []bool{false, true} {
 		p := e.fork(e.init)
-		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 		i := e.fork(p)
 		c := e.fork(p)
 		if i.Getpid() != 1 || c.Getpid() != 2 || c.Getppid() != 0 || c.Parent() != p {
@@ -141,9 +139,7 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 	s := newStress(t, 31, Config{})
 	for range s.rounds(100) {
 		p := s.fork(s.init)
-		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 		i := s.fork(p)
 		ns := i.Namespace()
 		inner := s.fork(i) // forks from inside too
@@ -229,9 +225,7 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 	}
 	errIs(t, "pid_max 300", ns.SetPIDMax(300), unix.EINVAL)
 	errIs(t, "pid_max above the limit", ns.SetPIDMax(4*1024*1024+1), unix.EINVAL)
-	if err := ns.SetPIDMax(301); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, ns.SetPIDMax(301))
 	var kids []*Task
 	for range 299 {
 		kids = append(kids, e.fork(i))
@@ -287,9 +281,7 @@ func TestForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
 	outer := e.fork(e.init) // pid 2 of the root namespace
 	ns := e.clone(outer, unix.CLONE_NEWPID, unix.SIGCHLD)
 	a := e.fork(ns)
-	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.Unshare(unix.CLONE_NEWPID))
 	n := e.fork(a)
 	e.exit(n, 0)
 	e.reap(a, n.PIDIn(a.Namespace()), 0, n.PIDIn(a.Namespace()), exited(0))

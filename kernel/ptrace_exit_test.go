@@ -74,7 +74,7 @@ func TestStressTraceExitVsTracerExit(t *testing.T) {
 			opts |= unix.PTRACE_O_EXITKILL // the tracer's exit kills as it releases
 		}
 		for _, th := range threads {
-			mustOK(t, tracer.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, opts))
+			s.ptrace(tracer, unix.PTRACE_SEIZE, th, opts)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		// A thread killed first has no exit of its own to make: ESRCH.

@@ -199,13 +199,9 @@ func TestSignalJudgedByAddressee_G1_D6(t *testing.T) {
 		e := newEnv(t, Config{})
 		p := e.fork(e.init)
 		th := e.thread(p)
-		if err := e.init.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0); err != nil {
-			t.Fatal(err)
-		}
+		e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
 		e.exit(p, 0)
-		if err := e.init.Kill(p.Gettid(), int(c.sig)); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, e.init.Kill(p.Gettid(), int(c.sig)))
 		e.check()
 		if c.want == 0 {
 			e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil)
@@ -230,29 +226,19 @@ func TestStoppedTraceeKeepsSignal_D9(t *testing.T) {
 	e := newEnv(t, Config{})
 	tracer := e.fork(e.init)
 	p := e.fork(tracer)
-	if err := tracer.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.init.Tgkill(p.Gettid(), p.Gettid(), int(unix.SIGTSTP)); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(tracer, unix.PTRACE_ATTACH, p, 0)
+	mustOK(t, e.init.Tgkill(p.Gettid(), p.Gettid(), int(unix.SIGTSTP)))
 	e.exit(tracer, 0)
 	e.reap(e.init, tracer.Gettid(), 0, tracer.Gettid(), exited(0))
 	e.check()
-	if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
 	e.check()
 	// The seize's PTRACE_EVENT_STOP trap of the stopped process.
 	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGSTOP, ptraceEventStop))
-	if err := e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(e.init, unix.PTRACE_CONT, p, 0)
 	e.check()
 	e.reap(e.init, p.Gettid(), unix.WNOHANG|unix.WALL, p.Gettid(), stopped(unix.SIGTSTP, 0))
-	if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.init.Kill(p.Gettid(), int(unix.SIGKILL)))
 	e.reap(e.init, p.Gettid(), unix.WALL, p.Gettid(), killed(unix.SIGKILL))
 	e.settle()
 }

@@ -19,9 +19,7 @@ func TestReparentToOwnThread_B8_B9(t *testing.T) {
 	th := e.thread(p)
 	keep := e.clone(p, 0, unix.SIGUSR2)
 	doomed := e.fork(p)
-	if err := doomed.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, doomed.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	e.exit(p, 0)
 	e.k.Quiesce()
 	if keep.Parent() != th || keep.Getppid() != p.Getpid() || keep.tg.exitSignal != int32(unix.SIGUSR2) {
@@ -43,13 +41,9 @@ func TestReparentToOwnThread_B8_B9(t *testing.T) {
 func TestReparentSubreaperChain_B8(t *testing.T) {
 	e := newEnv(t, Config{})
 	g := e.fork(e.init)
-	if err := g.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, g.PrctlSetChildSubreaper(true))
 	a := e.fork(g)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
 	b := e.fork(a)
 	m := e.fork(b) // not a subreaper: skipped
 	c := e.fork(m)
@@ -78,9 +72,7 @@ func TestReparentSubreaperChain_B8(t *testing.T) {
 func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 	e := newEnv(t, Config{})
 	a := e.fork(e.init)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
 	th := e.thread(a)
 	b := e.fork(a)
 	c := e.fork(b)
@@ -104,12 +96,8 @@ func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 	e := newEnv(t, Config{})
 	a := e.fork(e.init)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
+	mustOK(t, a.Unshare(unix.CLONE_NEWPID))
 	i := e.fork(a)
 	b := e.fork(i)
 	c := e.fork(b)
@@ -138,9 +126,7 @@ func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 func TestReparentZombieRenotified_B9(t *testing.T) {
 	e := newEnv(t, Config{})
 	g := e.fork(e.init)
-	if err := g.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, g.PrctlSetChildSubreaper(true))
 	a := e.fork(g)
 	if _, err := a.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -199,9 +185,7 @@ func TestReparentToInit_B8_B9(t *testing.T) {
 // ignored when the child ignores it, and fatal when its action is default.
 func TestReparentPdeathSignal_B9(t *testing.T) {
 	e := newEnv(t, Config{})
-	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.init.PrctlSetChildSubreaper(true))
 	p := e.fork(e.init)
 	ign := e.fork(p)
 	if _, err := ign.Sigaction(int(unix.SIGTERM), SigAction{Handler: SigIgn}); err != nil {
@@ -243,17 +227,13 @@ func TestReparentConcurrentExits_B8(t *testing.T) {
 	s := newStress(t, 30, Config{})
 	for round := range s.rounds(50) {
 		top := s.fork(s.init)
-		if err := top.PrctlSetChildSubreaper(true); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, top.PrctlSetChildSubreaper(true))
 		chain := []*Task{top}
 		var leaves []*Task
 		for i := range 6 {
 			c := s.fork(chain[len(chain)-1])
 			if i%2 == round%2 {
-				if err := c.PrctlSetChildSubreaper(true); err != nil {
-					t.Fatal(err)
-				}
+				mustOK(t, c.PrctlSetChildSubreaper(true))
 			}
 			leaves = append(leaves, s.fork(c))
 			chain = append(chain, c)
@@ -292,9 +272,7 @@ func TestAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
 	e := newEnv(t, Config{})
 	for range 300 {
 		s := e.fork(e.init)
-		if err := s.PrctlSetChildSubreaper(true); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, s.PrctlSetChildSubreaper(true))
 		p := e.fork(s)
 		a := e.fork(p)
 		e.exit(a, 5)

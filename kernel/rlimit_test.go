@@ -83,9 +83,7 @@ func TestNprocMarkInheritedAndCleared_A7(t *testing.T) {
 func TestCloneRlimitNproc_A7(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	if err := p.Setrlimit(unix.RLIMIT_NPROC, RLimit{3, 3}); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setrlimit(unix.RLIMIT_NPROC, RLimit{3, 3}))
 	// uid 0 is exempt: a limit of 3 does not stop root.
 	var rootKids []*Task
 	for range 4 {
@@ -94,9 +92,7 @@ func TestCloneRlimitNproc_A7(t *testing.T) {
 	for _, c := range rootKids {
 		e.exitReaped(p, 0, c)
 	}
-	if err := p.Setresuid(4242, 4242, 4242); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setresuid(4242, 4242, 4242))
 	u := e.k.user(4242)
 	if u.Tasks() != 1 {
 		t.Fatalf("uid 4242 owns %d tasks, want 1", u.Tasks())
@@ -124,16 +120,10 @@ func TestCloneRlimitNproc_A7(t *testing.T) {
 	d := e.thread(p)
 	// CAP_SYS_ADMIN in the effective set exempts (host).
 	q := e.fork(e.init)
-	if err := q.Setrlimit(unix.RLIMIT_NPROC, RLimit{1, 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Setresuid(4242, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, q.Setrlimit(unix.RLIMIT_NPROC, RLimit{1, 1}))
+	mustOK(t, q.Setresuid(4242, 0, 0))
 	qc := e.fork(q) // uid 4242 now owns 5 tasks, with a limit of 1
-	if err := q.Setresuid(-1, 4242, -1); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, q.Setresuid(-1, 4242, -1))
 	_, err = q.Fork()
 	errIs(t, "fork past the limit without capabilities", err, unix.EAGAIN)
 
@@ -159,22 +149,16 @@ func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
 	p := e.fork(e.init)
 	th := e.thread(p)
 	a, b := e.k.user(1000), e.k.user(2000)
-	if err := p.Setresuid(1000, -1, -1); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setresuid(1000, -1, -1))
 	if a.Tasks() != 1 {
 		t.Fatalf("uid 1000 owns %d, want 1: credentials are per thread", a.Tasks())
 	}
-	if err := th.Setresuid(2000, 0, -1); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, th.Setresuid(2000, 0, -1))
 	c := e.fork(th) // charged to 2000, exempt through its capabilities
 	if a.Tasks() != 1 || b.Tasks() != 2 || p.Getuid() != 1000 || c.Getuid() != 2000 || c.Geteuid() != 0 {
 		t.Fatalf("uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
 	}
-	if err := c.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, c.Setuid(1000))
 	if a.Tasks() != 2 || b.Tasks() != 1 {
 		t.Fatalf("after setuid: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
 	}
@@ -183,9 +167,7 @@ func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
 		t.Fatal("a zombie stays charged until reaped")
 	}
 	e.reap(th, -1, 0, c.Getpid(), exited(0))
-	if err := th.Setresuid(0, -1, -1); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, th.Setresuid(0, -1, -1))
 	if a.Tasks() != 1 || b.Tasks() != 0 {
 		t.Fatalf("uid 0 is not counted: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
 	}

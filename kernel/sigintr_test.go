@@ -320,9 +320,7 @@ func TestGroupStopWaitsForSleepersToLeave_do_signal_stop(t *testing.T) {
 		for _, s := range sleepers {
 			outs = append(outs, e.blockedSemop(s, id, sem.Sembuf{Num: 0, Op: -1}))
 		}
-		if err := e.init.Kill(p.Getpid(), int(unix.SIGSTOP)); err != nil {
-			t.Fatal(err)
-		}
+		e.kill(e.init, p, unix.SIGSTOP)
 		e.reap(e.init, p.Getpid(), unix.WUNTRACED, p.Getpid(), stopped(unix.SIGSTOP, 0))
 		if n := e.semctl(e.init, id, 0, sem.GETNCNT); n != 0 {
 			t.Fatalf("iteration %d: GETNCNT as the stop is reported = %d, want 0", i, n)
@@ -370,9 +368,7 @@ func TestWaitReapsBeforeStopping_C7(t *testing.T) {
 		p := e.fork(e.init)
 		sig := unix.SIGSTOP
 		if traced {
-			if err := e.init.Ptrace(unix.PTRACE_SEIZE, p.Gettid(), 0, 0); err != nil {
-				t.Fatal(err)
-			}
+			e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
 			sig = unix.SIGCHLD
 		}
 		c := e.clone(p, 0, sig)
@@ -391,11 +387,7 @@ func TestWaitReapsBeforeStopping_C7(t *testing.T) {
 			t.Fatalf("traced %v: the parent did not stop", traced)
 		}
 		errIs(t, "kill(0) of the child while its parent is stopped", e.init.Kill(cpid, 0), unix.ESRCH)
-		if err := e.init.Kill(p.Gettid(), int(unix.SIGKILL)); err != nil {
-			t.Fatal(err)
-		}
-		e.reapAll(e.init)
-		e.settle()
+		e.killAndSettle(p)
 	}
 }
 

@@ -193,14 +193,14 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 		seize := i%2 == 0
 		for _, th := range threads {
 			if seize {
-				mustOK(t, a.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+				s.ptrace(a, unix.PTRACE_SEIZE, th, 0)
 				continue
 			}
-			mustOK(t, a.Ptrace(unix.PTRACE_ATTACH, th.Gettid(), 0, 0))
+			s.ptrace(a, unix.PTRACE_ATTACH, th, 0)
 			if r := s.waitOne(a, th.Gettid(), unix.WALL); r.Status != stopped(unix.SIGSTOP, 0) {
 				t.Fatalf("iteration %d: ATTACH reported %#x", i, uint32(r.Status))
 			}
-			mustOK(t, a.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+			s.ptrace(a, unix.PTRACE_CONT, th, 0)
 		}
 		tracerDies := i%3 != 2
 		var detached int

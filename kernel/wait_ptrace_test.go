@@ -68,14 +68,10 @@ func TestTracedChildStopBeforeContinue_C10(t *testing.T) {
 		c := e.fork(e.init)
 		pid := c.Gettid()
 		for _, sig := range []unix.Signal{unix.SIGSTOP, unix.SIGCONT} {
-			if err := e.init.Kill(pid, int(sig)); err != nil {
-				t.Fatal(err)
-			}
+			mustOK(t, e.init.Kill(pid, int(sig)))
 			e.check()
 		}
-		if err := e.init.Ptrace(unix.PTRACE_ATTACH, pid, 0, 0); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, e.init.Ptrace(unix.PTRACE_ATTACH, pid, 0, 0))
 		e.check()
 		sel := pid
 		if anyChild {
@@ -83,11 +79,7 @@ func TestTracedChildStopBeforeContinue_C10(t *testing.T) {
 		}
 		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, stopped(unix.SIGSTOP, 0))
 		e.reap(e.init, sel, unix.WNOHANG|unix.WCONTINUED, pid, 0xffff)
-		if err := e.init.Kill(pid, int(unix.SIGKILL)); err != nil {
-			t.Fatal(err)
-		}
-		e.reapAll(e.init)
-		e.settle()
+		e.killAndSettle(c)
 	}
 }
 

@@ -197,15 +197,11 @@ func TestWaitResult_C7(t *testing.T) {
 		t.Fatalf("cancelled wait: %v, want EINTR", err)
 	}
 	// The waiter's process is killed while it sleeps.
-	if err := p.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	q := e.fork(e.init)
 	w := e.fork(q) // a child of q, waiting for its own child
 	wc := e.fork(w)
-	if err := w.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, w.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	out := e.blockedWait(w, -1, 0)
 	e.exit(q, 0)
 	if o := e.result(out); !errors.Is(o.err, unix.EINTR) {

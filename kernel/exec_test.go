@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -189,14 +188,11 @@ func TestExecWaitLetsSiblingExitsRun_D9(t *testing.T) {
 	held := e.thread(p)
 	e.ptrace(tracer, unix.PTRACE_SEIZE, victim, unix.PTRACE_O_EXITKILL)
 	e.ptrace(e.init, unix.PTRACE_SEIZE, held, 0)
-	done := make(chan error, 1)
-	go func() { done <- p.Execve() }()
-	e.eventually("the exec waits for the tracer", func() bool { return p.Sleeping() && e.k.Quiescent() })
+	exec := e.blockedExecve(p)
+	e.eventually("the exits the exec started", e.k.Quiescent)
 	e.reap(e.init, victim.Gettid(), unix.WNOHANG|unix.WALL, victim.Gettid(), killed(unix.SIGKILL))
 	e.reap(e.init, held.Gettid(), unix.WALL, held.Gettid(), exited(0))
-	if err := <-done; err != nil {
-		t.Fatalf("execve: %v", err)
-	}
+	errIs(t, "execve", e.result(exec).err, nil)
 	e.killAndSettle(p)
 }
 
@@ -235,21 +231,10 @@ func TestDeThreadWaitsForTracedSiblingRelease(t *testing.T) {
 	a := e.fork(e.init)
 	th := e.thread(a)
 	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
-	done := make(chan error, 1)
-	go func() { done <- a.Execve() }()
-	e.eventually("the exec to sleep", a.Sleeping)
-	select {
-	case err := <-done:
-		t.Fatalf("exec returned %v before the tracer reaped the sibling", err)
-	default:
-	}
+	exec := e.blockedExecve(a)
+	e.stillBlocked(exec)
 	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
-	select {
-	case err := <-done:
-		errIs(t, "exec", err, nil)
-	case <-time.After(callTimeout):
-		t.Fatal("exec never completed after the sibling was reaped")
-	}
+	errIs(t, "exec", e.result(exec).err, nil)
 	e.exit(a, 2)
 	e.reap(e.init, -1, unix.WALL, a.Getpid(), exited(2))
 	e.settle()
@@ -264,29 +249,24 @@ func TestAttachWaitsForExecCredGuard_D5(t *testing.T) {
 	a := e.fork(e.init)
 	th := e.thread(a)
 	e.ptrace(e.init, unix.PTRACE_SEIZE, th, 0)
-	execDone := make(chan error, 1)
-	go func() { execDone <- a.Execve() }()
-	e.eventually("the exec to sleep", a.Sleeping)
+	exec := e.blockedExecve(a)
 	b := e.fork(e.init)
-	attached := make(chan error, 1)
-	go func() { attached <- b.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0) }()
-	e.eventually("the attach to sleep", b.Sleeping)
-	select {
-	case err := <-attached:
-		t.Fatalf("attach returned %v while the exec held cred_guard_mutex", err)
-	default:
-	}
+	attach := e.blocked(b, "attach", func() (WaitResult, error) {
+		return WaitResult{}, b.Ptrace(unix.PTRACE_SEIZE, a.Gettid(), 0, 0)
+	})
+	e.stillBlocked(attach)
 	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(0))
-	for what, ch := range map[string]chan error{"exec": execDone, "attach": attached} {
-		select {
-		case err := <-ch:
-			errIs(t, what, err, nil)
-		case <-time.After(callTimeout):
-			t.Fatalf("%s never completed after the sibling was reaped", what)
-		}
-	}
+	errIs(t, "exec", e.result(exec).err, nil)
+	errIs(t, "attach", e.result(attach).err, nil)
 	if a.tracer.Load() != b {
 		t.Fatal("after the exec, the attach did not make b a's tracer")
 	}
 	e.check()
+}
+
+// blockedExecve starts an execve by p that must sleep (de_thread waiting
+// for its killed siblings) and returns once it does.
+func (e *env) blockedExecve(p *Task) <-chan callOut {
+	e.t.Helper()
+	return e.blocked(p, "execve", func() (WaitResult, error) { return WaitResult{}, p.Execve() })
 }

@@ -213,6 +213,14 @@ func (e *env) reap(p *Task, pid, opts, wantPid int, want unix.WaitStatus) WaitRe
 	return r
 }
 
+// reapCode is reap that also checks the report's si_code (CLD_*).
+func (e *env) reapCode(p *Task, pid, opts, wantPid int, want unix.WaitStatus, code int) WaitResult {
+	e.t.Helper()
+	r, err := e.wait4(p, pid, opts)
+	e.want(fmt.Sprintf("wait4(%d, %#x) by %d", pid, opts, p.Gettid()), r, err, wantPid, want, code)
+	return r
+}
+
 // wantWait checks a wait4 outcome that must fail with want (or, for want
 // nil, report nothing: the WNOHANG "0" answer).
 func (e *env) wantWait(p *Task, pid, opts int, want error) {

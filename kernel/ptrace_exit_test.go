@@ -24,15 +24,13 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 				f.kill(f.init, f.b, unix.SIGKILL)
 			}
 			f.k.Quiesce()
-			r, err := f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-			f.want("the tracer's wait", r, err, f.th.Gettid(), stopped(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), CLDTrapped)
+			f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), stopped(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), CLDTrapped)
 			f.wantStopped(true, f.th)
 			if how == "exit" {
 				// The leader lives; the process is untouched by the hold.
 				f.wantStopped(false, f.b)
 			}
-			r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-			f.wantNothing("the parent's wait while the thread is held", r, err)
+			f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
 			switch how {
 			case "tracer exits":
 				f.exit(f.a, 0)
@@ -41,14 +39,11 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 			}
 			f.k.Quiesce()
 			if how == "exit" {
-				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), exited(9), CLDExited)
+				f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), exited(9), CLDExited)
 			}
 			if how == "SIGKILL" {
-				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), killed(unix.SIGKILL), CLDKilled)
-				r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-				f.want("the parent's wait", r, err, f.b.Getpid(), killed(unix.SIGKILL), CLDKilled)
+				f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), killed(unix.SIGKILL), CLDKilled)
+				f.reapCode(f.init, f.b.Getpid(), unix.WNOHANG, f.b.Getpid(), killed(unix.SIGKILL), CLDKilled)
 			}
 			f.finish()
 		})

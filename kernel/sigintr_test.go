@@ -399,17 +399,14 @@ func TestNoTrapInsideKillableSleep_D6(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	e.ptrace(e.init, unix.PTRACE_SEIZE, p, 0)
-	cloned := make(chan error, 1)
-	go func() {
-		_, err := p.Clone(CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)})
-		cloned <- err
-	}()
-	e.eventually("the vfork parent to sleep", p.Sleeping)
+	vfork := e.blocked(p, "vfork", func() (WaitResult, error) {
+		return WaitResult{}, errOf(p.Clone(CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)}))
+	})
 	e.ptrace(e.init, unix.PTRACE_INTERRUPT, p, 0)
 	e.k.Quiesce()
 	errIs(t, "PTRACE_CONT of a vfork parent", e.init.Ptrace(unix.PTRACE_CONT, p.Gettid(), 0, 0), unix.ESRCH)
 	e.kill(e.init, p, unix.SIGKILL)
-	<-cloned
+	e.result(vfork)
 	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), killed(unix.SIGKILL))
 	e.check()
 }
@@ -432,10 +429,9 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 		if byExec {
 			// The exec then waits for the traced thread's release: its
 			// tracer reaps it, with the status of its own exit.
-			done := make(chan error, 1)
-			go func() { done <- other.Execve() }()
+			exec := e.blockedExecve(other)
 			e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(6))
-			errIs(t, "exec", <-done, nil)
+			errIs(t, "exec", e.result(exec).err, nil)
 			e.kill(e.init, other, unix.SIGKILL)
 		} else {
 			e.kill(e.init, p, unix.SIGKILL)

@@ -12,7 +12,7 @@ import (
 // only the effective uid clears effective and keeps permitted; regaining
 // euid 0 restores effective from permitted.
 
-func lcCaps(t *testing.T, task *Task, eff, prm bool, what string) {
+func wantCaps(t *testing.T, task *Task, eff, prm bool, what string) {
 	t.Helper()
 	c := task.Creds()
 	if (c.CapEffective == allCaps) != eff || (c.CapEffective == 0) == eff ||
@@ -22,7 +22,7 @@ func lcCaps(t *testing.T, task *Task, eff, prm bool, what string) {
 	}
 }
 
-func lcUIDs(t *testing.T, task *Task, r, e, s uint32) {
+func wantUIDs(t *testing.T, task *Task, r, e, s uint32) {
 	t.Helper()
 	c := task.Creds()
 	if c.UID != r || c.EUID != e || c.SUID != s || c.FSUID != e {
@@ -35,7 +35,7 @@ func lcUIDs(t *testing.T, task *Task, r, e, s uint32) {
 func TestCredsCapabilityDrop_A7(t *testing.T) {
 	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	lcCaps(t, p, true, true, "root")
+	wantCaps(t, p, true, true, "root")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -43,18 +43,18 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 		}
 	}
 	must(p.Setresuid(-1, 1000, -1))
-	lcUIDs(t, p, 0, 1000, 0)
-	lcCaps(t, p, false, true, "seteuid(1000)")
+	wantUIDs(t, p, 0, 1000, 0)
+	wantCaps(t, p, false, true, "seteuid(1000)")
 	must(p.Setresuid(-1, 0, -1))
-	lcCaps(t, p, true, true, "seteuid(0) again")
+	wantCaps(t, p, true, true, "seteuid(0) again")
 	must(p.Setresuid(1000, 1000, 0))
-	lcCaps(t, p, false, true, "setresuid(1000, 1000, 0)")
+	wantCaps(t, p, false, true, "setresuid(1000, 1000, 0)")
 	must(p.Setresuid(-1, 0, -1))
-	lcUIDs(t, p, 1000, 0, 0)
-	lcCaps(t, p, true, true, "euid 0 from saved uid 0")
+	wantUIDs(t, p, 1000, 0, 0)
+	wantCaps(t, p, true, true, "euid 0 from saved uid 0")
 	must(p.Setuid(1000)) // privileged: all three
-	lcUIDs(t, p, 1000, 1000, 1000)
-	lcCaps(t, p, false, false, "setuid(1000) from euid 0")
+	wantUIDs(t, p, 1000, 1000, 1000)
+	wantCaps(t, p, false, false, "setuid(1000) from euid 0")
 	errIs(t, "setuid(0) unprivileged", p.Setuid(0), unix.EPERM)
 	errIs(t, "setresuid to a new uid unprivileged", p.Setresuid(-1, 2000, -1), unix.EPERM)
 	errIs(t, "setuid(-1)", p.Setuid(-1), unix.EINVAL)
@@ -63,21 +63,21 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 	// and, for uid 0, restores the effective set (host).
 	q := e.fork(e.init)
 	must(q.Setresuid(1000, 0, 0))
-	lcCaps(t, q, true, true, "setresuid(1000, 0, 0)")
+	wantCaps(t, q, true, true, "setresuid(1000, 0, 0)")
 	must(q.Setresuid(-1, 1000, -1))
-	lcCaps(t, q, false, true, "euid 1000 with saved 0")
+	wantCaps(t, q, false, true, "euid 1000 with saved 0")
 	must(q.Setuid(0))
-	lcUIDs(t, q, 1000, 0, 0)
-	lcCaps(t, q, true, true, "setuid(0) to the saved uid")
+	wantUIDs(t, q, 1000, 0, 0)
+	wantCaps(t, q, true, true, "setuid(0) to the saved uid")
 	// A no-op setresuid succeeds without privilege checks.
 	must(p.Setresuid(1000, 1000, 1000))
 	must(p.Setresuid(-1, -1, -1))
 	// Unprivileged may shuffle among its current ids.
 	r := e.fork(e.init)
 	must(r.Setresuid(1, 2, 3))
-	lcCaps(t, r, false, false, "setresuid(1, 2, 3)")
+	wantCaps(t, r, false, false, "setresuid(1, 2, 3)")
 	must(r.Setresuid(3, 1, 2))
-	lcUIDs(t, r, 3, 1, 2)
+	wantUIDs(t, r, 3, 1, 2)
 	errIs(t, "setresuid to an id not held", r.Setresuid(4, -1, -1), unix.EPERM)
 
 	for _, x := range []*Task{p, q, r} {

@@ -81,6 +81,16 @@ func (e *env) exitGroup(t *Task, code int) {
 	}
 }
 
+// forkAs forks a child of init and moves it to uid.
+func (e *env) forkAs(uid int) *Task {
+	e.t.Helper()
+	c := e.fork(e.init)
+	if err := c.Setuid(uid); err != nil {
+		e.t.Fatalf("setuid(%d): %v", uid, err)
+	}
+	return c
+}
+
 // exitReaped makes each of cs exit with code, in turn, then has p reap
 // each by its pid.
 func (e *env) exitReaped(p *Task, code int, cs ...*Task) {
@@ -216,8 +226,10 @@ func (e *env) reap(p *Task, pid, opts, wantPid int, want unix.WaitStatus) WaitRe
 // reapCode is reap that also checks the report's si_code (CLD_*).
 func (e *env) reapCode(p *Task, pid, opts, wantPid int, want unix.WaitStatus, code int) WaitResult {
 	e.t.Helper()
-	r, err := e.wait4(p, pid, opts)
-	e.want(fmt.Sprintf("wait4(%d, %#x) by %d", pid, opts, p.Gettid()), r, err, wantPid, want, code)
+	r := e.reap(p, pid, opts, wantPid, want)
+	if r.Code != code {
+		e.t.Fatalf("wait4(%d, %#x) by %d reported pid %d with si_code %d, want %d", pid, opts, p.Gettid(), r.Pid, r.Code, code)
+	}
 	return r
 }
 
@@ -512,13 +524,3 @@ func isOneOf(err error, allowed ...error) bool {
 
 // errOf is the error of a call's two results.
 func errOf[T any](_ T, err error) error { return err }
-
-// forkAs forks a child of init and moves it to uid.
-func (e *env) forkAs(uid int) *Task {
-	e.t.Helper()
-	c := e.fork(e.init)
-	if err := c.Setuid(uid); err != nil {
-		e.t.Fatalf("setuid(%d): %v", uid, err)
-	}
-	return c
-}

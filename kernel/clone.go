@@ -48,18 +48,21 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	child.creds.Store(creds)
 	child.nice.Store(t.nice.Load())
 
-	// RLIMIT_NPROC counts the child against its user first (A7).
+	// RLIMIT_NPROC counts the child against its user first (A7), in the
+	// shard of the process that creates it.
 	u := t.user.Load()
-	if u.charge(t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur) &&
+	shard := uint8(t.tg.serial % userShards)
+	child.userShard = shard
+	if u.charge(shard, t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur) &&
 		!creds.HasCap(unix.CAP_SYS_RESOURCE) && !creds.HasCap(unix.CAP_SYS_ADMIN) {
-		u.uncharge()
+		u.uncharge(shard)
 		return nil, unix.EAGAIN
 	}
 	child.user.Store(u)
 	// dup_task_struct copied the caller's flags before copy_process clears
 	// its PF_NPROC_EXCEEDED, once past the limit check.
 	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
-	undo := u.uncharge
+	undo := func() { u.uncharge(shard) }
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
 			k.nrThreads.Add(-1)
@@ -68,7 +71,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		}
 		undo = func() {
 			k.nrThreads.Add(-1)
-			u.uncharge()
+			u.uncharge(shard)
 		}
 	}
 
@@ -93,7 +96,6 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	// The child joins its user's list before it is published, so that a
 	// PRIO_USER walk never misses a running task; walks skip embryos. It
 	// takes its creator's process's shard of the list.
-	child.userShard = uint8(t.tg.serial % userShards)
 	u.addMember(child)
 	var vforkDone chan struct{}
 	if flags&unix.CLONE_VFORK != 0 {
@@ -244,12 +246,14 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		ptg := parent.tg
 		// The group's lock makes joining it atomic against a walk over
-		// the group (kill of a process group); the parent's lock guards
+		// the group (kill of a process group): it is held for reading,
+		// which the walks' writing excludes and other forks and releases
+		// share (joinPgrpLocked); the parent's lock guards
 		// its children list and orders the link against the parent's
 		// reparenting. With CLONE_PARENT the caller's own lock, which
 		// comes after its parent's, orders the link against the caller's
 		// group exit.
-		pg.mu.Lock()
+		pg.mu.RLock()
 		ptg.mu.Lock()
 		if ptg != tg {
 			tg.mu.Lock()
@@ -259,7 +263,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 				tg.mu.Unlock()
 			}
 			ptg.mu.Unlock()
-			pg.mu.Unlock()
+			pg.mu.RUnlock()
 			p.Unlock(plan.CloneLink)
 		}
 		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
@@ -303,7 +307,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		}
 		ptg.children.pushBack(ctg, siblingLinkOf)
 		ptg.nrChildren[waitClass(ctg.exitSignal)]++
-		pg.members.pushFront(ctg, pgrpLinkOf)
+		pg.joinPgrpLocked(ctg)
 		// Only after the CAS: a kill(-1) walk that this misses
 		// registered after it, so the walk finds the child published.
 		tg.noteForkLocked(ctg)

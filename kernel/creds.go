@@ -134,7 +134,7 @@ func (t *Task) commitUIDs(old, c *Creds) {
 // it afterwards. uid 0 is never marked.
 func (t *Task) flagNprocExceeded(to *User) {
 	limit := t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur
-	t.nprocExceeded.Store(to.counted() && uint64(to.tasks.Load()) > limit)
+	t.nprocExceeded.Store(to.counted() && uint64(to.Tasks()) > limit)
 }
 
 // checkNprocAtExec is do_execveat_common's recheck of a task that
@@ -144,7 +144,7 @@ func (t *Task) flagNprocExceeded(to *User) {
 func (t *Task) checkNprocAtExec() error {
 	if t.nprocExceeded.Load() {
 		u := t.user.Load()
-		if u.counted() && uint64(u.tasks.Load()) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur {
+		if u.counted() && uint64(u.Tasks()) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur {
 			return unix.EAGAIN
 		}
 	}

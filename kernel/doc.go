@@ -45,20 +45,25 @@
 //     signal closes and the signal that closed it.
 //   - ThreadGroup.mu also guards the process's job-control state (stopped,
 //     the stop or continue its parent may still be told of, pending stop
-//     and fatal signals) and its threads' job queues of children with a
-//     stop or a continue to report.
+//     and fatal signals), each of its threads' jobctl word (jobctl.go: the
+//     stops it owes, the ptrace stop it is in) and its threads' job queues
+//     of children with a stop or a continue to report.
 //   - ProcessGroup.mu, a reader-writer lock, guards a group's member
-//     list; Session.mu a session's list of groups. Walks over a group
-//     (kill of a group, PRIO_PGRP, the orphaned-group test) hold its lock
-//     for reading, so they run side by side; a fork into the group, a
-//     release and setpgid hold it for writing, setpgid the old and the
-//     new group's, so a walk never visits a process of another group
-//     (seed 002).
+//     list; Session.mu a session's list of groups. Walks that act on a
+//     group's members (kill of a group, setpriority, the orphaned-group
+//     test) hold its lock for writing, and so do setpgid and setsid, for
+//     the old and the new group, so a walk never visits a process of
+//     another group (seed 002). A fork into the group and a release hold
+//     it for reading, so that the changes every process makes run side by
+//     side, and change the list under ProcessGroup.listMu, which only they
+//     take. getpriority's PRIO_PGRP and PRIO_USER walks take neither: they
+//     read the lists as they were at one moment by their sequence counts
+//     (seqList in list.go), and lock only when changes keep interrupting.
 //   - A user's shard locks (userShard.mu, class User.mu) each guard one
 //     of the user's lists of threads whose real uid is the user's; a
 //     thread stays in the shard of the process that created it. A
-//     PRIO_USER walk holds every shard's lock; setuid holds the thread's
-//     shard in both users to move it.
+//     setpriority PRIO_USER walk holds every shard's lock; setuid holds the
+//     thread's shard in both users to move it.
 //   - pid.Allocator.mu orders changes of one namespace level's pid_max;
 //     allocation and freeing take no lock: an allocation claims its
 //     number by moving the level's cursor with a compare-and-swap
@@ -84,8 +89,9 @@
 //     creation order: setsid holds the old and the new group, setpgid the
 //     moved process's old group, the caller's and the target group (and
 //     first the session's lock when it makes a group). Clone holds the
-//     caller's group while it links the child to its parent, so that a
-//     walk over the group either sees the child or runs before it exists.
+//     caller's group (for reading) while it links the child to its
+//     parent, so that a walk over the group either sees the child or runs
+//     before it exists.
 //  2. ThreadGroup.mu, in increasing creation serial. A parent is created
 //     before its children and a reaper (a subreaper or a namespace init) is
 //     always an ancestor of the process whose children it adopts, so
@@ -96,7 +102,9 @@
 //     locks, lower serial first, since the two need not be related; the
 //     tracer's lock guards its tracee list and its view of each tracee,
 //     the tracee's lock its own ptrace state.
-//  3. SignalHandlers.mu.
+//  3. SignalHandlers.mu, and ProcessGroup.listMu, a leaf that clone takes
+//     under the group's and the parent's locks and a release under the
+//     group's.
 //  4. User.mu: one user's shards in increasing order (a PRIO_USER walk),
 //     or one shard of two users in increasing uid (setuid); nothing else
 //     is taken while one is held.

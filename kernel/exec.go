@@ -56,7 +56,7 @@ func (t *Task) Execve() error {
 			return unix.EAGAIN
 		}
 		tg.execTask, tg.execRequeued = t, 0
-		t.inKernel = true // until the exec returns
+		t.jobctl.set(jobctlInKernel) // until the exec returns
 		// zap_other_threads: the siblings exit with status 0, as
 		// do_group_exit makes them while group_exec_task is set.
 		for th := tg.threads.head; th != nil; th = th.threadLink.next {
@@ -132,7 +132,7 @@ func (t *Task) execTrap() {
 	case t.ptraceOptions&unix.PTRACE_O_TRACEEXEC != 0:
 		t.eventOwed = int32(unix.SIGTRAP) | unix.PTRACE_EVENT_EXEC<<8
 		t.nextTraceEventLocked()
-	case !t.ptraceSeized:
+	case !t.jobctl.has(jobctlSeized):
 		tg.sendThreadSignalLocked(t, int(unix.SIGTRAP), false)
 	}
 	tg.mu.Unlock()
@@ -197,7 +197,7 @@ func (t *Task) deThread(q *exitQueue) (*Task, error) {
 		if t.killPending {
 			// Killed while waiting: the kill's exit takes over.
 			tg.endExecLocked()
-			t.inKernel = false
+			t.jobctl.clear(jobctlInKernel)
 			tg.mu.Unlock()
 			p.Unlock(site)
 			return nil, unix.EINTR

@@ -106,10 +106,9 @@ func (tg *ThreadGroup) groupExitStatus() (int32, bool) {
 // +checklocks:t.tg.mu
 func (t *Task) beginExitLocked(status int32) {
 	tg := t.tg
-	if t.groupStopOwed || t.stopInCallOwed {
+	if t.jobctl.take(jobctlStopPending | jobctlStopInCall) {
 		// exit_signals: a thread that owes the group stop takes part
 		// in it as it exits.
-		t.groupStopOwed, t.stopInCallOwed = false, false
 		tg.participateLocked()
 	}
 	t.state.advance(taskRunning, taskExiting)

@@ -79,8 +79,10 @@ func (c *checker) checkSharerCounts() {
 func (c *checker) checkUser(u *User) {
 	u.rlockAll()
 	n := 0
+	var perShard [userShards]int64
 	u.eachMemberLocked(func(t *Task) bool {
 		n++
+		perShard[t.userShard]++
 		if t.user.Load() != u || t.creds.Load().UID != u.uid {
 			c.fail("uid %d lists task %d of another user", u.uid, t.pid.Load().nrs[0])
 		}
@@ -93,19 +95,21 @@ func (c *checker) checkUser(u *User) {
 	if want := c.userTasks[u]; n != want {
 		c.fail("uid %d lists %d tasks, %d have it", u.uid, n, want)
 	}
-	want := int64(c.userTasks[u])
-	if !u.counted() {
-		want = 0
-	}
-	if got := u.tasks.Load(); got != want {
-		c.fail("uid %d counts %d tasks, %d are charged to it", u.uid, got, want)
+	for i := range u.shards {
+		want := perShard[i]
+		if !u.counted() {
+			want = 0
+		}
+		if got := u.shards[i].tasks.Load(); got != want {
+			c.fail("uid %d counts %d tasks in shard %d, %d are charged to it", u.uid, got, i, want)
+		}
 	}
 }
 
 // checkGroup verifies that a live group's members all point at it, that
 // it is listed in its session, and that it is named by its pid.
 func (c *checker) checkGroup(g *ProcessGroup) {
-	g.mu.RLock()
+	g.mu.Lock()
 	if g.dead || g.members.len == 0 {
 		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
 	}
@@ -118,7 +122,7 @@ func (c *checker) checkGroup(g *ProcessGroup) {
 		}
 		return true
 	})
-	g.mu.RUnlock()
+	g.mu.Unlock()
 	if g.id.pgrp.Load() != g {
 		c.fail("process group %d is not the one its pid names", g.id.nrs[0])
 	}
@@ -264,7 +268,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 	if zombie && (tg.threads.len != 1 || leader.state.Load() != taskZombie) {
 		c.fail("process %d is a zombie but its leader is not alone and exited", id)
 	}
-	var counted [2]int
+	var counted [2]int32
 	perThread := map[*Task]int32{}
 	for ch := tg.children.head; ch != nil; ch = ch.siblingLink.next {
 		if p := ch.parent.Load(); p.tg != tg {
@@ -291,7 +295,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 
 	if g := tg.pgrp.Load(); g != nil {
 		c.groups[g] = true
-		g.mu.RLock()
+		g.mu.Lock()
 		member := false
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 			member = m == tg
@@ -300,7 +304,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		if !member || g.dead {
 			c.fail("process %d is not a member of its process group", id)
 		}
-		g.mu.RUnlock()
+		g.mu.Unlock()
 	}
 	c.checkParent(tg, id, zombie)
 	c.checkPtrace(tg, id)
@@ -421,10 +425,10 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 // +checklocks:tg.mu
 // +checklocksignore: the threads' queues are guarded by tg.mu.
 func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
-	var zombies [2]int
+	var zombies [2]int32
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
 		for class, q := range th.ready {
-			zombies[class] += len(q)
+			zombies[class] += int32(len(q))
 			for i, ch := range q {
 				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
 					waitClass(ch.exitSignal) != class || ch.readyIdx != i {

@@ -24,7 +24,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 			func() { p.tg.mu.Lock(); p.tg.nrChildren[classClone]--; p.tg.mu.Unlock() }},
 		{"per-thread children", func() { th.nrChildren.Add(1) }, func() { th.nrChildren.Add(-1) }},
 		{"pid refs", func() { p.pid.Load().refs.Add(1) }, func() { p.pid.Load().refs.Add(-1) }},
-		{"user count", func() { u.tasks.Add(1) }, func() { u.tasks.Add(-1) }},
+		{"user count", func() { u.shards[0].tasks.Add(1) }, func() { u.shards[0].tasks.Add(-1) }},
 		{"zombie off the ready queue", func() {
 			p.tg.mu.Lock()
 			p.tg.unmarkReadyLocked(z.tg)

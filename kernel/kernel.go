@@ -22,6 +22,7 @@ var (
 	sighandClass     = lockstat.NewClass("kernel.SignalHandlers.mu")
 	sessionClass     = lockstat.NewClass("kernel.Session.mu")
 	pgrpClass        = lockstat.NewClass("kernel.ProcessGroup.mu")
+	pgrpListClass    = lockstat.NewClass("kernel.ProcessGroup.listMu")
 	userClass        = lockstat.NewClass("kernel.User.mu")
 )
 

@@ -87,11 +87,11 @@ func (t *Task) killPgrp(g *ProcessGroup, sig int) error {
 	// A plan's table lock, read: kill_pgrp walks the group under it.
 	t.k.plan.Lock(plan.KillGroup)
 	defer t.k.plan.Unlock(plan.KillGroup)
-	// The group's lock, for reading, keeps its member list fixed while
-	// every member is signalled: no member is moved away or forked in
-	// meanwhile.
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	// The group's lock, for writing, keeps its member list fixed while
+	// every member is signalled: no member is moved away, forked in or
+	// released meanwhile.
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 		err := t.checkKillPermission(m.leader.Load(), sig)
 		if err == nil && sig != 0 {

@@ -18,9 +18,10 @@ import (
 // setpgid of a parent the answer may be either the one before or the one
 // after it.
 //
-// Preconditions: g.mu is held, for reading at least.
+// Preconditions: g.mu is held for writing (forks and releases change the
+// members under its read side).
 //
-// +checklocksread:g.mu
+// +checklocks:g.mu
 func (g *ProcessGroup) orphanedLocked(ignored *ThreadGroup) bool {
 	orphaned := true
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
@@ -50,9 +51,10 @@ func (tg *ThreadGroup) isEmptyZombie() bool {
 
 // hasStoppedLocked is has_stopped_jobs.
 //
-// Preconditions: g.mu is held, for reading at least.
+// Preconditions: g.mu is held for writing (forks and releases change the
+// members under its read side).
 //
-// +checklocksread:g.mu
+// +checklocks:g.mu
 func (g *ProcessGroup) hasStoppedLocked() bool {
 	stopped := false
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
@@ -75,12 +77,19 @@ func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 	if outside == nil {
 		return
 	}
+	// An outside process in tg's own group leaves nothing orphaned: the
+	// common exit, a child of a parent in its group, ends here without
+	// the group's lock. tg's group is read on both sides of outside's, so
+	// both were in it when outside's was read (as below, outside's group
+	// is read without its lock).
+	if g := tg.pgrp.Load(); outside.pgrp.Load() == g && tg.pgrp.Load() == g {
+		return
+	}
 	var b exitBatch
 	defer func() { q.push(b) }()
-	// The group's lock, for reading: the walk below needs its members
-	// fixed, and exits of processes of one group check it side by side.
-	g := tg.rlockPgrpOf()
-	defer g.mu.RUnlock()
+	// The group's lock: the walk below needs its members fixed.
+	g := tg.lockPgrpOf()
+	defer g.mu.Unlock()
 	if op := outside.pgrp.Load(); op == g || op.session != g.session ||
 		!g.orphanedLocked(ignored) || !g.hasStoppedLocked() {
 		return
@@ -88,8 +97,7 @@ func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 	for _, sig := range []int{int(unix.SIGHUP), int(unix.SIGCONT)} {
 		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 			// The member's lock orders the delivery against its exit;
-			// the group's lock, held for reading, against moves and
-			// forks.
+			// the group's lock against moves and forks.
 			m.mu.Lock()
 			m.sendSignalLocked(sig, true, &b)
 			m.mu.Unlock()

@@ -19,14 +19,22 @@ type Session struct {
 }
 
 // ProcessGroup is a process group. Its member list is guarded by its own
-// lock: a walk over the group holds it for reading, and a change of
-// membership (a fork into the group, a move between groups, a release)
-// for writing, a move holding both groups' locks; so no walk ever visits a
-// process of another group or misses one forked while it runs, and walks
-// of one group run side by side (Linux walks under tasklist_lock held for
-// reading).
+// lock. A walk that acts on the members (kill of the group, setpriority,
+// the orphaned-group test) holds it for writing, and so does a move
+// between groups (setpgid, setsid), holding both groups' locks; so no walk
+// ever visits a process of another group or misses one forked while it
+// runs (Linux walks under tasklist_lock held for reading, and links a
+// child under it held for writing). A fork into the group and a release,
+// the changes every process makes, only add or remove one member, which
+// commute: they hold the lock for reading, so that they run side by side,
+// and make their change under listMu, which only they take. getpriority's walk takes no group lock: it reads the member
+// list as it was at one moment, checking the list's sequence count
+// (seqList), which every change of membership moves.
 type ProcessGroup struct {
-	mu      lockstat.RWMutex
+	mu lockstat.RWMutex
+	// listMu orders the changes of members by joins and releases, which
+	// hold mu only for reading.
+	listMu  lockstat.Mutex
 	id      *PID
 	session *Session
 	// serial orders group locks: a newer group's lock comes after an
@@ -34,17 +42,19 @@ type ProcessGroup struct {
 	serial uint64
 	// members are the processes of the group, the one that joined last
 	// first (Linux adds to the head of the pid's list, and walks
-	// visit members in that order).
+	// visit members in that order). Changed under mu held for writing,
+	// or for reading with listMu (joinPgrpLocked, leavePgrp).
 	// +checklocks:mu
-	members ilist[ThreadGroup]
+	members seqList[ThreadGroup]
 	// dead is set when the last member left; nobody may join afterwards.
+	// Written as members is.
 	// +checklocks:mu
 	dead bool
 	// sessionLink is guarded by the session's mu.
 	sessionLink link[ProcessGroup]
 }
 
-func pgrpLinkOf(tg *ThreadGroup) *link[ThreadGroup]     { return &tg.pgrpLink }
+func pgrpLinkOf(tg *ThreadGroup) *seqLink[ThreadGroup]  { return &tg.pgrpLink }
 func sessionLinkOf(g *ProcessGroup) *link[ProcessGroup] { return &g.sessionLink }
 
 // pgrpSerial hands out process groups' serials.
@@ -73,6 +83,7 @@ func newSession(id *PID) *Session {
 func newProcessGroup(id *PID, s *Session) *ProcessGroup {
 	g := &ProcessGroup{id: id, session: s, serial: pgrpSerial.Add(1)}
 	g.mu.Init(pgrpClass, g.serial)
+	g.listMu.Init(pgrpListClass, g.serial)
 	s.groups.pushBack(g, sessionLinkOf)
 	id.refs.Add(1)
 	id.pgrp.Store(g)
@@ -96,7 +107,8 @@ func (tg *ThreadGroup) lockPgrpOf() (g *ProcessGroup) {
 	}
 }
 
-// rlockPgrpOf is lockPgrpOf for a walk: the group is locked for reading.
+// rlockPgrpOf is lockPgrpOf for a release: the group is locked for
+// reading.
 //
 // +checklocksacquireread:g.mu
 func (tg *ThreadGroup) rlockPgrpOf() (g *ProcessGroup) {
@@ -113,17 +125,40 @@ func (tg *ThreadGroup) rlockPgrpOf() (g *ProcessGroup) {
 
 // leavePgrp removes tg from its process group when the process is
 // released; an emptied group and session give up their pids.
+//
+// +checklocksignore: members changes under g.mu held for reading and
+// g.listMu, which checklocks cannot express; lockstat checks both.
 func (tg *ThreadGroup) leavePgrp() {
-	g := tg.lockPgrpOf()
+	// The group's lock, for reading: a release commutes with forks into
+	// the group and other releases, but not with a walk or a move.
+	g := tg.rlockPgrpOf()
+	g.listMu.Lock()
 	g.members.remove(tg, pgrpLinkOf)
 	empty := g.members.len == 0
 	if empty {
+		// No fork can join: it would need a member to fork from.
 		g.dead = true
 	}
-	g.mu.Unlock()
+	g.listMu.Unlock()
+	g.mu.RUnlock()
 	if empty {
 		g.release()
 	}
+}
+
+// joinPgrpLocked adds ctg, a new child, to the group of the process that
+// forks it.
+//
+// Preconditions: g.mu is held, for reading at least.
+//
+// +checklocksignore: as for leavePgrp.
+func (g *ProcessGroup) joinPgrpLocked(ctg *ThreadGroup) {
+	g.mu.AssertHeld()
+	// Forks and releases hold the group's lock side by side; its list
+	// lock orders their changes.
+	g.listMu.Lock()
+	g.members.pushFront(ctg, pgrpLinkOf)
+	g.listMu.Unlock()
 }
 
 // release detaches an emptied group from its pid and its session.
@@ -227,8 +262,7 @@ func (t *Task) Setsid() (int, error) {
 	g := newProcessGroup(id, newSession(id))
 	// The new group is newer, so its lock comes after the old one's.
 	g.mu.Lock()
-	old.members.remove(tg, pgrpLinkOf)
-	g.members.pushFront(tg, pgrpLinkOf)
+	seqMove(tg, &old.members, &g.members, pgrpLinkOf, true)
 	tg.pgrp.Store(g)
 	oldEmpty := old.members.len == 0
 	if oldEmpty {

@@ -28,11 +28,13 @@ func (t *Task) Nice() int { return int(t.nice.Load()) }
 // yet released still match. Errors: ESRCH if the caller has exited;
 // EINVAL for which; ESRCH when nothing matches (F1–F4, F6).
 //
-// PRIO_PROCESS takes no lock; PRIO_PGRP holds the group's lock for
-// reading and, in turn, the lock of each member with more than one thread,
-// so it costs O(members) and never visits a process of another group;
-// PRIO_USER holds the user's shard locks for reading and costs O(threads
-// of that user).
+// No walk takes a lock shared with other walks: PRIO_PGRP reads the
+// group's member list and PRIO_USER the user's shard lists as each was
+// at one moment, without their locks (seqList), taking only the lock of
+// each member with more than one thread; it costs O(members) and never
+// visits a process of another group. PRIO_USER costs O(threads of that
+// user). A walk that keeps meeting membership changes takes the group's
+// or the user's locks for reading instead.
 func (t *Task) Getpriority(which, who int) (int, error) {
 	if !t.alive() {
 		return 0, unix.ESRCH
@@ -54,11 +56,11 @@ func (t *Task) Getpriority(which, who int) (int, error) {
 		}
 	case unix.PRIO_PGRP:
 		if g := t.prioGroup(who); g != nil {
-			g.eachThread(t.k.plan, visit)
+			best = g.bestPrio(t.k.plan)
 		}
 	case unix.PRIO_USER:
 		if u := t.prioUser(who); u != nil {
-			u.eachVisible(t.tg.ns, visit)
+			best = u.bestPrio(t.tg.ns)
 		}
 	}
 	t.k.plan.Unlock(site)
@@ -187,14 +189,41 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 		g.eachThreadUnlocked(f)
 		return
 	}
-	// The group's lock, for reading, fixes its members: a process that
-	// setpgid moves is visited in exactly one of its groups (seed 002).
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	// The group's lock fixes its members: a process that setpgid moves
+	// is visited in exactly one of its groups (seed 002), and no fork
+	// joins meanwhile.
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
 		m.eachThread(f)
 		return true
 	})
+}
+
+// bestPrio is getpriority's answer for the group: the largest 20 - nice
+// over its members' threads, -1 for none.
+func (g *ProcessGroup) bestPrio(p *plan.Plan) int {
+	best := -1
+	visit := func(th *Task) { best = max(best, niceToRlimit(th.nice.Load())) }
+	if !p.Has(plan.PgrpWalkUnlocked) && lockless(func() bool {
+		best = -1
+		return g.eachThreadLockless(visit)
+	}) {
+		return best
+	}
+	best = -1
+	g.eachThread(p, visit)
+	return best
+}
+
+// eachThreadLockless is eachThread without the group's lock: it reports
+// whether the walk saw the member list as it was at one moment; when it
+// did not, what f saw must be dropped.
+//
+// +checklocksignore: it reads g.members without g.mu, as seqList allows.
+func (g *ProcessGroup) eachThreadLockless(f func(*Task)) bool {
+	s, ok := g.members.readBegin()
+	return ok && g.members.readEach(s, pgrpLinkOf, func(m *ThreadGroup) { m.eachThread(f) })
 }
 
 // eachThread calls f for every thread of the process: a single-threaded
@@ -222,7 +251,7 @@ func (tg *ThreadGroup) eachThread(f func(*Task)) {
 //
 // +checklocksignore: it reads g.members without g.mu on purpose.
 func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
-	for m := g.members.head; m != nil; m = m.pgrpLink.next {
+	for m := g.members.head.Load(); m != nil; m = m.pgrpLink.next.Load() {
 		// The member's lock guards its thread list; it is taken even for
 		// a single thread, which keeps the walk as slow as the race
 		// checker's races were aimed at.
@@ -235,6 +264,28 @@ func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
 	}
 }
 
+// bestPrio is getpriority's answer for the user: the largest 20 - nice
+// over its threads visible in ns, -1 for none.
+func (u *User) bestPrio(ns *PIDNamespace) int {
+	best := -1
+	visit := func(th *Task) { best = max(best, niceToRlimit(th.nice.Load())) }
+	if lockless(func() bool {
+		best = -1
+		return u.eachVisibleLockless(ns, visit)
+	}) {
+		return best
+	}
+	best = -1
+	u.eachVisible(ns, visit)
+	return best
+}
+
+// visibleIn reports whether th, a member of a user, is one a PRIO_USER
+// walk from ns visits: published and with a pid there.
+func visibleIn(th *Task, ns *PIDNamespace) bool {
+	return th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0
+}
+
 // eachVisible calls f for every published thread of the user that is
 // visible in ns, shard by shard, holding every shard's lock for reading.
 func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
@@ -244,11 +295,46 @@ func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
 	u.rlockAll()
 	defer u.runlockAll()
 	u.eachMemberLocked(func(th *Task) bool {
-		if th.state.Load() >= taskRunning && th.pid.Load().nrIn(ns) != 0 {
+		if visibleIn(th, ns) {
 			f(th)
 		}
 		return true
 	})
+}
+
+// eachVisibleLockless is eachVisible without the shards' locks: it
+// reports whether the walk saw every shard as it was at one moment (some
+// moment after the last shard's walk began and before the first final
+// check); when it did not, what f saw must be dropped.
+//
+// +checklocksignore: it reads the shards' lists without their locks, as
+// seqList allows.
+func (u *User) eachVisibleLockless(ns *PIDNamespace, f func(*Task)) bool {
+	var seqs [userShards]uint32
+	for i := range u.shards {
+		s, ok := u.shards[i].members.readBegin()
+		if !ok {
+			return false
+		}
+		seqs[i] = s
+	}
+	for i := range u.shards {
+		if !u.shards[i].members.readEach(seqs[i], userLinkOf, func(th *Task) {
+			if visibleIn(th, ns) {
+				f(th)
+			}
+		}) {
+			return false
+		}
+	}
+	// A shard walked early may have changed while later ones were
+	// walked: each must still be as it was when the walks began.
+	for i := range u.shards {
+		if !u.shards[i].members.unchangedSince(seqs[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // setPrio is PRIO_USER's loop of set_one_prio. Linux visits the threads

@@ -193,7 +193,7 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	linkTracerLocked(t, target, seize)
 	target.ptraceOptions = opts
 	if ttg.stopped && target.state.Load() == taskRunning {
-		target.groupStopOwed = true
+		target.jobctl.set(jobctlStopPending)
 	}
 	if !seize {
 		ttg.sendThreadSignalLocked(target, int(unix.SIGSTOP), true) // send_sig_info(SIGSTOP, SEND_SIG_PRIV)
@@ -262,7 +262,10 @@ func ptraceMayAccess(tracer, target *Task) bool {
 func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracee.tracer.Store(tracer)
 	tracee.tg.nrTraced.Add(1)
-	tracee.ptraceSeized = seize
+	tracee.jobctl.clear(jobctlSeized)
+	if seize {
+		tracee.jobctl.set(jobctlSeized)
+	}
 	tracer.tg.tracees.pushFront(tracee, traceLinkOf) // newest first, as ptrace_do_wait scans
 	tracer.nrTracees.Add(1)
 }
@@ -308,7 +311,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		return unix.ESRCH
 	}
 	// A listening tracee is stopped, but ptrace_freeze_traced refuses it.
-	stopped := target.traceStop != 0 && !target.listening
+	stopped := target.traceStop != 0 && !target.jobctl.has(jobctlListening)
 	switch request {
 	case unix.PTRACE_KILL:
 		// send_sig_info(SIGKILL, SEND_SIG_NOINFO): the whole process
@@ -318,18 +321,18 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		}
 		return nil
 	case unix.PTRACE_INTERRUPT:
-		if !target.ptraceSeized {
+		if !target.jobctl.has(jobctlSeized) {
 			return unix.EIO
 		}
 		// JOBCTL_TRAP_STOP: trapped at once if running, else after the
 		// tracer resumes it; refused by a thread already exiting.
 		if target.state.Load() == taskRunning && !target.killPending {
-			target.trapOwed = true
+			target.jobctl.set(jobctlTrapStop)
 			// ptrace_signal_wake_up sets the pending-signal flag: a
 			// sleep the tracee is in ends as for a stop (semop fails
 			// with EINTR; wait4 restarts once the trap is over).
 			target.interruptLocked(int(unix.SIGSTOP))
-			if target.listening {
+			if target.jobctl.has(jobctlListening) {
 				target.retrapLocked(t) // it leaves LISTEN and traps again
 			}
 			target.takeTraceStopLocked(t)
@@ -339,14 +342,14 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 		switch {
 		case !stopped:
 			return unix.ESRCH // ptrace_check_attach
-		case !target.ptraceSeized || target.traceStop>>8 != ptraceEventStop:
+		case !target.jobctl.has(jobctlSeized) || target.traceStop>>8 != ptraceEventStop:
 			return unix.EIO
 		}
 		// While it listens, wait does not report the trap
 		// (task_stopped_code).
-		target.listening = true
+		target.jobctl.set(jobctlListening)
 		target.traceReport = 0
-		if target.notifyOwed {
+		if target.jobctl.has(jobctlTrapNotify) {
 			// Notified since the trap began: trap again at once.
 			target.retrapLocked(t)
 		}

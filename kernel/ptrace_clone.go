@@ -43,7 +43,7 @@ func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) *Tas
 	}
 	child.tracer.Store(tracer)
 	child.tg.nrTraced.Add(1)
-	child.ptraceSeized = t.ptraceSeized
+	child.jobctl.set(t.jobctl & jobctlSeized)
 	child.ptraceOptions = t.ptraceOptions
 	return tracer
 }
@@ -64,7 +64,8 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 	if tracer.state.Load() != taskRunning {
 		child.tracer.Store(nil)
 		child.tg.nrTraced.Add(-1)
-		child.ptraceSeized, child.ptraceOptions = false, 0
+		child.jobctl.clear(jobctlSeized)
+		child.ptraceOptions = 0
 		zombie := child.traceZombie
 		child.traceZombie = false
 		unlock()
@@ -75,8 +76,8 @@ func (child *Task) finishInheritedTrace(tracer *Task) {
 	}
 	tracer.tg.tracees.pushFront(child, traceLinkOf)
 	tracer.nrTracees.Add(1)
-	if child.ptraceSeized {
-		child.trapOwed = true
+	if child.jobctl.has(jobctlSeized) {
+		child.jobctl.set(jobctlTrapStop)
 	} else {
 		child.tracePending |= sigBit(int(unix.SIGSTOP))
 	}
@@ -137,7 +138,7 @@ func (t *Task) waitVforkDone(done chan struct{}) bool {
 			t.sleepingOn.Store(nil)
 			continue
 		}
-		t.inKernel = true
+		t.jobctl.set(jobctlInKernel)
 		tg.mu.Unlock()
 		break
 	}

@@ -79,7 +79,7 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 		// The tracee's process lock guards its ptrace state.
 		ctg.mu.Lock()
 		switch {
-		case c.exitHeld:
+		case c.jobctl.has(jobctlExitHeld):
 			c.releaseExitLocked()
 		case c.ptraceOptions&unix.PTRACE_O_EXITKILL != 0:
 			ctg.killLocked(ctg.fatalStatus(int(unix.SIGKILL)), &b)
@@ -88,7 +88,7 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 			// with the report (wait_task_stopped clears exit_code);
 			// one it never reported keeps it, and acts now.
 			sig := 0
-			if unreported[i] && c.traceStopSignal {
+			if unreported[i] && c.jobctl.has(jobctlSignalStop) {
 				sig = int(c.traceStop)
 			}
 			c.resumeTracedLocked(sig, &b)
@@ -228,8 +228,9 @@ func (t *Task) holdExitForTracer() bool {
 		t.traceReport = 0
 		return false
 	}
-	t.exitHeld = true
-	t.traceStop, t.traceStopSignal = int32(unix.SIGTRAP)|unix.PTRACE_EVENT_EXIT<<8, false
+	t.jobctl.clear(jobctlSignalStopMask)
+	t.jobctl.set(jobctlExitHeld)
+	t.traceStop = int32(unix.SIGTRAP) | unix.PTRACE_EVENT_EXIT<<8
 	tracer.tg.reportTraceStopLocked(t, t.traceStop)
 	return true
 }
@@ -247,8 +248,8 @@ func (t *Task) holdExitForTracer() bool {
 // checklocks cannot tie to t.
 func (t *Task) requeueStopSignalLocked() {
 	tg := t.tg
-	if tg.execTask != nil && !tg.groupExiting && t.traceStop != 0 && t.traceStopSignal &&
-		t.traceStopShared && t.traceReport != 0 {
+	if tg.execTask != nil && !tg.groupExiting && t.traceStop != 0 && t.jobctl.has(jobctlSignalStop) &&
+		t.jobctl.has(jobctlSignalShared) && t.traceReport != 0 {
 		tg.execRequeued |= sigBit(int(t.traceStop))
 	}
 }
@@ -262,8 +263,7 @@ func (t *Task) requeueStopSignalLocked() {
 //
 // +checklocks:t.tg.mu
 func (t *Task) releaseExitLocked() {
-	if t.exitHeld {
-		t.exitHeld = false
+	if t.jobctl.take(jobctlExitHeld) {
 		t.traceStop = 0
 		t.tg.wakeStoppedLocked()
 		t.tg.k.goAsync(t.finishHeldExit)
@@ -297,7 +297,7 @@ func (t *Task) waitExitRelease(ctx context.Context) bool {
 	for {
 		// The process lock guards the hold and the stop's channel.
 		tg.mu.Lock()
-		if !t.exitHeld {
+		if !t.jobctl.has(jobctlExitHeld) {
 			tg.mu.Unlock()
 			return held
 		}

@@ -49,10 +49,11 @@ func (t *Task) nextTraceEventLocked() {
 		return
 	}
 	if t.tracer.Load() == nil {
-		if t.groupStopOwed {
+		if t.jobctl.has(jobctlStopPending) {
 			tg.participateLocked() // it stops with its process, untraced
 		}
-		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
+		t.eventOwed = 0
+		t.jobctl.clear(jobctlPendingMask)
 		if tg.stopPending != 0 || tg.stopped {
 			// A stop signal its tracer passed on is being acted on:
 			// do_signal_stop runs before get_signal dequeues the next
@@ -84,7 +85,7 @@ func (t *Task) nextTraceEventLocked() {
 //
 // +checklocks:t.tg.mu
 func (t *Task) owesTraceStopLocked() bool {
-	return t.eventOwed != 0 || t.groupStopOwed || t.trapOwed || t.notifyOwed || t.tracePending|t.traceShared != 0
+	return t.eventOwed != 0 || t.jobctl.has(jobctlPendingMask) || t.tracePending|t.traceShared != 0
 }
 
 // dequeueTraceSignalLocked takes the next signal the thread keeps for its
@@ -144,46 +145,52 @@ func (t *Task) ptraceStop() {
 // +checklocks:t.tg.mu
 func (t *Task) takeTraceStopLocked(tracer *Task) {
 	tg := t.tg
-	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.inKernel {
+	if t.traceStop != 0 || tg.groupExiting || t.state.Load() != taskRunning || t.killPending || t.jobctl.has(jobctlInKernel) {
 		return
 	}
 	var code int32
-	signal := false
+	var kind jobctlBits // of the stop: a signal-delivery stop's bits, or none
 	switch {
 	case t.eventOwed != 0:
 		// ptrace_event: the call itself stops, before get_signal.
 		code, t.eventOwed = t.eventOwed, 0
-	case t.groupStopOwed:
+	case t.jobctl.has(jobctlStopPending):
 		// do_signal_stop of a traced thread: it takes part in the group
 		// stop through a trap (do_jobctl_trap).
-		t.groupStopOwed, t.stopDequeued = false, false // task_participate_group_stop
+		t.jobctl.clear(jobctlStopPending | jobctlStopDequeued) // task_participate_group_stop
 		tg.participateLocked()
 		code = tg.stopSig
-		if t.ptraceSeized {
-			t.trapOwed, t.notifyOwed = false, false // a STOP trap clears both
+		if t.jobctl.has(jobctlSeized) {
+			t.jobctl.clear(jobctlTrapMask) // a STOP trap clears both
 			code = t.eventStopCodeLocked()
 		}
-	case t.trapOwed || t.notifyOwed:
-		t.trapOwed, t.notifyOwed = false, false
+	case t.jobctl.has(jobctlTrapMask):
+		t.jobctl.clear(jobctlTrapMask)
 		code = t.eventStopCodeLocked()
 	case t.tracePending|t.traceShared != 0:
 		sig, shared := t.dequeueTraceSignalLocked()
-		code, signal, t.traceStopShared = int32(sig), true, shared
-		t.stopDequeued = true
+		code, kind = int32(sig), jobctlSignalStop
+		if shared {
+			kind |= jobctlSignalShared
+		}
+		t.jobctl.set(jobctlStopDequeued)
 	default:
 		return
 	}
-	t.traceStop, t.traceStopSignal = code, signal
+	t.traceStop = code
+	t.jobctl.clear(jobctlSignalStopMask)
+	t.jobctl.set(kind)
 	tracer.tg.reportTraceStopLocked(t, code)
 }
 
 // leaveKernel ends a stretch of a call during which the thread could take
-// no ptrace stop (inKernel): the stops it came to owe meanwhile are taken
-// now, after any ptrace_event stop the call raised, which comes first.
+// no ptrace stop (jobctlInKernel): the stops it came to owe meanwhile are
+// taken now, after any ptrace_event stop the call raised, which comes
+// first.
 func (t *Task) leaveKernel() {
 	// The process lock guards the thread's ptrace state.
 	t.tg.mu.Lock()
-	t.inKernel = false
+	t.jobctl.clear(jobctlInKernel)
 	t.nextTraceEventLocked()
 	t.tg.mu.Unlock()
 }
@@ -244,14 +251,15 @@ func (tg *ThreadGroup) sendChildStopSignalLocked(to *Task) {
 // +checklocks:t.tg.mu
 func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 	tg := t.tg
-	if t.exitHeld {
+	if t.jobctl.has(jobctlExitHeld) {
 		t.releaseExitLocked() // its exit goes on; a signal passed is moot
 		tg.wakeStoppedLocked()
 		return
 	}
-	wasSignal := t.traceStopSignal
-	t.traceStop, t.traceStopSignal, t.listening = 0, false, false
-	stale := sigDefaultStops(sig) && !t.stopDequeued && tg.sighand.Load().action(sig).Handler == SigDfl
+	wasSignal := t.jobctl.has(jobctlSignalStop)
+	t.traceStop = 0
+	t.jobctl.clear(jobctlSignalStopMask | jobctlListening)
+	stale := sigDefaultStops(sig) && !t.jobctl.has(jobctlStopDequeued) && tg.sighand.Load().action(sig).Handler == SigDfl
 	if sig != 0 && wasSignal && !stale {
 		// get_signal acts on it as the tracee's own: SIGKILL and
 		// SIGSTOP reach even an init (SIGNAL_UNKILLABLE spares only the
@@ -274,7 +282,8 @@ func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 // +checklocks:tracer.tg.mu
 // +checklocks:t.tg.mu
 func (t *Task) retrapLocked(tracer *Task) {
-	t.traceStop, t.listening = 0, false
+	t.traceStop = 0
+	t.jobctl.clear(jobctlListening)
 	t.traceReport = 0
 	t.takeTraceStopLocked(tracer)
 }

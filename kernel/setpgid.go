@@ -209,8 +209,7 @@ func (sp *setpgidOp) moveLocked() {
 		to.mu.Lock()
 		defer to.mu.Unlock()
 	}
-	sp.old.members.remove(ptg, pgrpLinkOf)
-	to.members.pushFront(ptg, pgrpLinkOf)
+	seqMove(ptg, &sp.old.members, &to.members, pgrpLinkOf, true)
 	ptg.pgrp.Store(to)
 	if sp.old.members.len == 0 {
 		sp.old.dead = true

@@ -245,8 +245,7 @@ func (t *Task) takeLocked(joinStop bool) int {
 //
 // +checklocks:t.tg.mu
 func (t *Task) joinStopLocked() {
-	if t.stopInCallOwed {
-		t.stopInCallOwed = false
+	if t.jobctl.take(jobctlStopInCall) {
 		t.tg.participateLocked()
 	}
 }

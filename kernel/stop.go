@@ -40,14 +40,14 @@ func (tg *ThreadGroup) queueStopLocked(sig int) {
 // do_signal_stop refuses to start a stop while group_exec_task is set, and
 // the exec'ing thread takes them once the exec is over (endExecLocked).
 func (tg *ThreadGroup) doSignalStop() {
-	g := tg.rlockPgrpOf()
+	g := tg.lockPgrpOf()
 	orphaned := g.orphanedLocked(nil)
 	// The process lock guards its job-control state; the group lock,
 	// taken first, keeps the orphan test true while it is used.
 	tg.mu.Lock()
 	if tg.execTask != nil && !tg.groupExiting {
 		tg.mu.Unlock()
-		g.mu.RUnlock()
+		g.mu.Unlock()
 		return
 	}
 	pending := tg.stopPending
@@ -68,7 +68,7 @@ func (tg *ThreadGroup) doSignalStop() {
 	tg.actOnKeptSignalsLocked()
 	tg.wakeStoppedLocked()
 	tg.mu.Unlock()
-	g.mu.RUnlock()
+	g.mu.Unlock()
 	if stopped {
 		tg.notifyParentJobctl()
 	}
@@ -103,7 +103,7 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
-			t.groupStopOwed = true
+			t.jobctl.set(jobctlStopPending)
 			n++
 			t.nextTraceEventLocked()
 		}
@@ -132,7 +132,7 @@ func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 		}
 		t.interruptLocked(sig)
 		if t.tracer.Load() == nil {
-			t.stopInCallOwed = true
+			t.jobctl.set(jobctlStopInCall)
 			n++
 		}
 	}
@@ -175,16 +175,16 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
-		t.groupStopOwed, t.stopInCallOwed, t.stopDequeued = false, false, false
-		if t.ptraceSeized && t.tracer.Load() != nil && t.state.Load() == taskRunning {
-			t.notifyOwed = true
+		t.jobctl.clear(jobctlStopPending | jobctlStopInCall | jobctlStopDequeued)
+		if t.jobctl.has(jobctlSeized) && t.tracer.Load() != nil && t.state.Load() == taskRunning {
+			t.jobctl.set(jobctlTrapNotify)
 			// ptrace_trap_notify's signal_wake_up: a sleep ends as for
 			// a stop.
 			t.interruptLocked(int(unix.SIGSTOP))
-			if t.listening {
+			if t.jobctl.take(jobctlListening) {
 				// PTRACE_LISTEN's wake-up: the trap ends and is taken
 				// again, with the new state.
-				t.traceStop, t.listening = 0, false
+				t.traceStop = 0
 			}
 			t.nextTraceEventLocked()
 		}
@@ -213,7 +213,8 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // endJobControlLocked clears the job-control state when the process
 // starts a group exit (signal->flags = SIGNAL_GROUP_EXIT): a stop or a
 // continue not yet reported is lost, and so are the ptrace stops its
-// threads are in or owe (SIGKILL wakes a traced thread); a thread whose
+// threads are in or owe, PTRACE_LISTEN's included (SIGKILL wakes a traced
+// thread); a thread whose
 // own exit waits at PTRACE_EVENT_EXIT is woken too and finishes it.
 //
 // Preconditions: tg.mu is held.
@@ -225,13 +226,14 @@ func (tg *ThreadGroup) endJobControlLocked() {
 	tg.continued.Store(false)
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.exitHeld {
+		if t.jobctl.has(jobctlExitHeld) {
 			t.releaseExitLocked()
 			continue
 		}
-		t.traceStop, t.traceStopSignal, t.tracePending, t.traceShared = 0, false, 0, 0
-		t.eventOwed, t.groupStopOwed, t.trapOwed, t.notifyOwed = 0, false, false, false
-		t.stopInCallOwed = false
+		t.traceStop, t.tracePending, t.traceShared, t.eventOwed = 0, 0, 0, 0
+		// A SIGKILL ends a PTRACE_LISTEN trap as any other: the
+		// thread leaves ptrace_stop, which clears JOBCTL_LISTENING.
+		t.jobctl.clear(jobctlSignalStopMask | jobctlPendingMask | jobctlStopInCall | jobctlListening)
 	}
 	tg.wakeStoppedLocked()
 }

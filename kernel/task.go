@@ -101,7 +101,7 @@ type Task struct {
 	// that user's and the next one's locks.
 	user atomic.Pointer[User]
 	// userLink is guarded by the user's mu, through its member list.
-	userLink link[Task]
+	userLink seqLink[Task]
 	// serial orders the task among all tasks by creation (the root pid
 	// level's allocation sequence): Linux's task list order.
 	serial uint64
@@ -135,6 +135,10 @@ type Task struct {
 	tracePending uint64
 	// +checklocks:tg.mu
 	traceShared uint64
+	// jobctl is the thread's job-control and ptrace-stop state
+	// (jobctl.go), guarded by its process's lock.
+	// +checklocks:tg.mu
+	jobctl jobctlBits
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees   atomic.Int32
@@ -142,41 +146,7 @@ type Task struct {
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
-	eventOwed   int32
-	traceZombie bool
-	// Seized with PTRACE_SEIZE; in a signal-delivery stop, whose signal
-	// the tracer may pass on, rather than a trap; listening
-	// (JOBCTL_LISTENING: in a PTRACE_EVENT_STOP trap that PTRACE_LISTEN
-	// let wait for the next notification, which ends the trap and makes
-	// it trap again); owing a group stop as a trap (JOBCTL_STOP_PENDING),
-	// a PTRACE_EVENT_STOP trap for PTRACE_INTERRUPT (JOBCTL_TRAP_STOP) or
-	// for a SIGCONT (JOBCTL_TRAP_NOTIFY).
-	// +checklocks:tg.mu
-	ptraceSeized bool
-	// +checklocks:tg.mu
-	traceStopSignal bool
-	// traceStopShared marks a signal-delivery stop for a signal taken
-	// from the process's queue rather than the thread's own.
-	// +checklocks:tg.mu
-	traceStopShared bool
-	// +checklocks:tg.mu
-	listening bool
-	// +checklocks:tg.mu
-	groupStopOwed bool
-	// +checklocks:tg.mu
-	trapOwed bool
-	// +checklocks:tg.mu
-	notifyOwed bool
-	// inKernel is set while the thread is inside a call that sleeps
-	// killably or works past the point where a trap could stop it
-	// (de_thread, a vfork parent's wait): it takes no ptrace stop until
-	// it leaves, as get_signal runs only on the way back to user space.
-	// +checklocks:tg.mu
-	inKernel bool
-	// exitHeld is set while the thread's exit waits in a
-	// PTRACE_EVENT_EXIT stop for its tracer (ptrace_event in do_exit).
-	// +checklocks:tg.mu
-	exitHeld bool
+	eventOwed int32
 	// exitEventDue is set while an exiting thread whose tracer asked for
 	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
 	// there before exit_signals sets PF_EXITING, so until then the
@@ -184,24 +154,12 @@ type Task struct {
 	// It is set under tg.mu; clearing it needs no lock, as the thread's
 	// own exit_notify takes tg.mu after it and hands on what it adopted.
 	exitEventDue atomic.Bool
-	// stopDequeued is JOBCTL_STOP_DEQUEUED: set when the thread enters a
-	// signal-delivery stop (ptrace_signal), cleared by a SIGCONT to its
-	// process or its part in a group stop. A stop signal its tracer
-	// passes on resuming it stops the process only while it is set
-	// (do_signal_stop): a SIGCONT in between wins.
-	// +checklocks:tg.mu
-	stopDequeued bool
-	// stopInCallOwed is JOBCTL_STOP_PENDING of an untraced thread that
-	// was asleep in an interruptible call when its process stopped: it
-	// takes part in the group stop once the call has taken the stop's
-	// interrupt and so left its wait queue.
-	// +checklocks:tg.mu
-	stopInCallOwed bool
 	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
 	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
 	// next execve fails with EAGAIN while it still is. A fork inherits
 	// it; a fork that passes the limit check clears the caller's.
 	nprocExceeded atomic.Bool
+	traceZombie   bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
@@ -310,11 +268,11 @@ type ThreadGroup struct {
 	children ilist[ThreadGroup]
 	// nrChildren counts the children per wait class.
 	// +checklocks:mu
-	nrChildren [2]int
+	nrChildren [2]int32
 	// nrZombies counts, per wait class, the children on the threads'
 	// ready queues.
 	// +checklocks:mu
-	nrZombies [2]int
+	nrZombies [2]int32
 	// waiters are the threads of the process asleep in wait4 or waitid
 	// (wait_chldexit), each woken only by news of a task it waits for
 	// (waitqueue.go).
@@ -379,7 +337,7 @@ type ThreadGroup struct {
 	// jobIdx is the index on the parent thread's job queue, -1 if none.
 	jobIdx int
 	// pgrpLink is guarded by the process group's mu.
-	pgrpLink link[ThreadGroup]
+	pgrpLink seqLink[ThreadGroup]
 
 	// tracees lists the threads that this process's threads trace
 	// (ptrace.go).
@@ -531,7 +489,7 @@ func (t *Task) markKilledLocked() {
 // +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) findAliveThreadLocked() *Task {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if (t.state.Load() == taskRunning || t.exitHeld || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
 			return t
 		}
 	}

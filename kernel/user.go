@@ -14,16 +14,16 @@ import (
 // task stays in the shard of the process that created it, so processes
 // that fork or spawn threads side by side as one user rarely take the
 // same lock (Linux takes none on fork or exit: its PRIO_USER walks every
-// task). A walk locks every shard for reading, in order, so it sees one
-// moment of the user's membership while other walks go on beside it. setuid moves a thread from one user's shard to the
-// same shard of another holding both locks (lower uid first) and
+// task). A getpriority walk reads the shards without their
+// locks and checks their sequence counts (seqList), so it sees one moment
+// of the user's membership and walks side by side write nothing shared;
+// setpriority's walk locks every shard for reading, in order. setuid
+// moves a thread from one user's shard to the same shard of another
+// holding both locks (lower uid first), as one change of both lists, and
 // publishes the new credentials inside that section, so a walk sees
 // exactly the threads whose real uid is the user's.
 type User struct {
-	uid uint32
-	// tasks counts the members charged for RLIMIT_NPROC; uid 0 is exempt
-	// (INIT_USER) and is not counted.
-	tasks  atomic.Int64
+	uid    uint32
 	shards [userShards]userShard
 }
 
@@ -36,15 +36,28 @@ type userShard struct {
 	// members are threads with the user's real uid, from just before
 	// clone publishes them until they are released.
 	// +checklocks:mu
-	members ilist[Task]
-	_       [64]byte
+	members seqList[Task]
+	// tasks counts the shard's tasks charged for RLIMIT_NPROC, from the
+	// start of their clone until their release; uid 0 is exempt
+	// (INIT_USER) and is not counted. Counting per shard keeps processes
+	// of one user that fork side by side from writing one shared count
+	// (Linux keeps one atomic count per user).
+	tasks atomic.Int64
+	_     [64]byte
 }
 
-func userLinkOf(t *Task) *link[Task] { return &t.userLink }
+func userLinkOf(t *Task) *seqLink[Task] { return &t.userLink }
 
 // Tasks returns how many live tasks have this real uid (uid 0 is exempt
-// from RLIMIT_NPROC and is not counted).
-func (u *User) Tasks() int64 { return u.tasks.Load() }
+// from RLIMIT_NPROC and is not counted): the sum of the shards' counts,
+// each read at its own moment.
+func (u *User) Tasks() int64 {
+	var n int64
+	for i := range u.shards {
+		n += u.shards[i].tasks.Load()
+	}
+	return n
+}
 
 // counted reports whether the user's tasks count for RLIMIT_NPROC.
 func (u *User) counted() bool { return u.uid != 0 }
@@ -71,15 +84,24 @@ func (k *Kernel) findUser(uid uint32) *User {
 	return nil
 }
 
-// charge counts one more task for RLIMIT_NPROC and reports whether the
-// count now exceeds limit (the caller then uncharges).
-func (u *User) charge(limit uint64) bool {
-	return u.counted() && uint64(u.tasks.Add(1)) > limit
+// charge counts a new task, to sit in shard i, for RLIMIT_NPROC and
+// reports whether the user's count now exceeds limit (the caller then
+// uncharges). As in copy_process, the count is raised first and read
+// after, so of two forks racing for the last slot at most one passes; an
+// unlimited limit (the default) needs no reading, so forks never read
+// other shards' counts unless a limit is set.
+func (u *User) charge(i uint8, limit uint64) bool {
+	if !u.counted() {
+		return false
+	}
+	u.shards[i].tasks.Add(1)
+	return limit != RLimInfinity && uint64(u.Tasks()) > limit
 }
 
-func (u *User) uncharge() {
+// uncharge takes back a charge of shard i.
+func (u *User) uncharge(i uint8) {
 	if u.counted() {
-		u.tasks.Add(-1)
+		u.shards[i].tasks.Add(-1)
 	}
 }
 
@@ -120,7 +142,7 @@ func (t *Task) leaveUser() {
 		}
 		s.members.remove(t, userLinkOf)
 		s.mu.Unlock()
-		u.uncharge()
+		u.uncharge(t.userShard)
 		return
 	}
 }
@@ -189,14 +211,13 @@ func (t *Task) moveUser(to *User, publish func()) {
 		a.mu.Unlock()
 		return
 	}
-	fs.members.remove(t, userLinkOf)
-	ts.members.pushBack(t, userLinkOf)
+	seqMove(t, &fs.members, &ts.members, userLinkOf, false)
 	t.user.Store(to)
 	publish()
 	b.mu.Unlock()
 	a.mu.Unlock()
 	if to.counted() {
-		to.tasks.Add(1)
+		ts.tasks.Add(1)
 	}
-	from.uncharge()
+	from.uncharge(t.userShard)
 }

@@ -319,7 +319,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 // newLoneThreadGroup makes a process whose only thread is leader, not yet
 // reachable by anyone else.
 func newLoneThreadGroup(k *Kernel, leader *Task, serial uint64, ns *PIDNamespace) *ThreadGroup {
-	tg := &ThreadGroup{k: k, serial: serial, ns: ns, readyIdx: -1, jobIdx: -1}
+	tg := &ThreadGroup{k: k, serial: serial, ns: ns, parentView: parentView{readyIdx: -1, jobIdx: -1}}
 	tg.initLock()
 	tg.leader.Store(leader)
 	leader.tg = tg

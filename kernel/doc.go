@@ -41,7 +41,7 @@
 //   - SignalHandlers.mu serialises sigaction on one handler table, which
 //     processes created with CLONE_SIGHAND share.
 //   - ThreadGroup.mu also guards each of its threads' interrupt state
-//     (sigintr.go): whether it is in an interruptible call, the channel a
+//     (signal_intr.go): whether it is in an interruptible call, the channel a
 //     signal closes and the signal that closed it.
 //   - ThreadGroup.mu also guards the process's job-control state (stopped,
 //     the stop or continue its parent may still be told of, pending stop
@@ -73,6 +73,17 @@
 // handlers are atomics or immutable snapshots behind atomic pointers, and
 // the garbage collector keeps what a lockless reader holds alive, as RCU
 // does for Linux.
+//
+// Guarded fields carry +checklocks annotations, which gVisor's checklocks
+// verifies. Two views of a process are guarded by another process's lock,
+// reached through a pointer that changes, which the analyzer cannot name:
+// a child's parentView by its parent's lock, a traced thread's tracerView
+// by its tracer's. The helpers that touch them assert that lock at run
+// time with lockstat's AssertHeld, as Linux's lockdep_assert_held does
+// (assertParentLocked, assertTracerLocked). Nor can checklocks see that a
+// thread met on the thread list of a locked process belongs to it: such a
+// loop asserts the thread's process lock (assertProcessLocked) on a line
+// marked +checklocksforce, and is checked from there on.
 //
 // # Lock order
 //

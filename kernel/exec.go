@@ -65,7 +65,8 @@ func (t *Task) Execve() error {
 			}
 		}
 		for _, th := range victims {
-			beginThreadExitLocked(tg, th, 0)
+			th.assertProcessLocked() // +checklocksforce: th is a thread of tg
+			th.beginExitLocked(0)
 		}
 		tg.releaseHeldExitsLocked(t)
 		tg.mu.Unlock()
@@ -145,9 +146,9 @@ func (t *Task) execTrap() {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: th.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) releaseHeldExitsLocked(execing *Task) {
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		if th != execing {
 			th.releaseExitLocked()
 		}

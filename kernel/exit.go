@@ -145,19 +145,11 @@ func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
 		}
 	}
 	for _, t := range victims {
-		beginThreadExitLocked(tg, t, status)
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		t.beginExitLocked(status)
 	}
 	return victims
 }
-
-// beginThreadExitLocked is beginExitLocked for a thread of tg, whose lock
-// is t.tg.mu.
-//
-// Preconditions: tg.mu is held; t is a running thread of tg.
-//
-// +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
-func beginThreadExitLocked(tg *ThreadGroup, t *Task, status int32) { t.beginExitLocked(status) }
 
 // finishAll is finishExits for the exits a call ends with: those they
 // start run after them, on a goroutine of their own.
@@ -372,12 +364,12 @@ func (t *Task) signalTracer() {
 // signalTracerLocked sends SIGCHLD for tracee c through its tracer thread
 // and wakes the tracer's waiters.
 //
-// Preconditions: ttg.mu is held; tracer, a thread of ttg, traces c.
+// Preconditions: tg.mu is held; tracer, a thread of tg, traces c.
 //
-// +checklocks:ttg.mu
-func (ttg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
-	ttg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
-	ttg.wakeWaitersLocked(c)
+// +checklocks:tg.mu
+func (tg *ThreadGroup) signalTracerLocked(tracer, c *Task) {
+	tg.sendSignalViaLocked(tracer, int(unix.SIGCHLD), false, nil)
+	tg.wakeWaitersLocked(c)
 }
 
 // claimLeaderNotifyLocked reports whether the caller is the one to notify
@@ -529,6 +521,7 @@ func (tg *ThreadGroup) notifyParent() bool {
 //
 // +checklocks:ptg.mu
 func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
+	tg.assertParentLocked()
 	ptg.unmarkJobLocked(tg) // a zombie reports only its exit
 	sig := int(tg.exitSignal)
 	if tg.parentExecSeq != ptg.execSeq.Load() {
@@ -575,6 +568,7 @@ func (tg *ThreadGroup) notifyParentLocked(ptg *ThreadGroup) bool {
 //
 // +checklocks:ptg.mu
 func (tg *ThreadGroup) unlinkFromParentLocked(ptg *ThreadGroup) {
+	tg.assertParentLocked()
 	ptg.children.remove(tg, siblingLinkOf)
 	tg.parent.Load().nrChildren.Add(-1)
 	ptg.nrChildren[waitClass(tg.exitSignal)]--

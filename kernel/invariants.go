@@ -392,12 +392,12 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 		c.fail("process %d is not on its parent's children list", id)
 	}
 	q := *ptg.readyQueueOf(tg)
-	inReady := tg.readyIdx >= 0 && tg.readyIdx < len(q) && q[tg.readyIdx] == tg
+	inReady := tg.readyIdx >= 0 && int(tg.readyIdx) < len(q) && q[tg.readyIdx] == tg
 	if zombie != inReady {
 		c.fail("process %d: zombie %v but on parent's ready list %v", id, zombie, inReady)
 	}
 	jq := *ptg.jobQueueOf(tg)
-	queued := tg.jobIdx >= 0 && tg.jobIdx < len(jq) && jq[tg.jobIdx] == tg
+	queued := tg.jobIdx >= 0 && int(tg.jobIdx) < len(jq) && jq[tg.jobIdx] == tg
 	if queued != (tg.jobIdx >= 0) {
 		c.fail("process %d: job queue index %d is stale", id, tg.jobIdx)
 	}
@@ -423,15 +423,15 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: the threads' queues are guarded by tg.mu.
 func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 	var zombies [2]int32
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for class, q := range th.ready {
 			zombies[class] += int32(len(q))
 			for i, ch := range q {
 				if ch.exitState.Load() != procZombie || ch.parent.Load() != th ||
-					waitClass(ch.exitSignal) != class || ch.readyIdx != i {
+					waitClass(ch.exitSignal) != class || int(ch.readyIdx) != i {
 					c.fail("process %d: a ready queue holds %d, which is not its thread's zombie child of that class",
 						id, ch.leader.Load().pid.Load().nrs[0])
 				}
@@ -445,9 +445,10 @@ func (c *checker) checkReadyQueuesLocked(tg *ThreadGroup, id int32) {
 		c.fail("process %d: %v zombies queued, counted %v", id, zombies, tg.nrZombies)
 	}
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for class, q := range th.jobs {
 			for i, ch := range q {
-				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || ch.jobIdx != i {
+				if ch.parent.Load() != th || waitClass(ch.exitSignal) != class || int(ch.jobIdx) != i {
 					c.fail("process %d: a job queue holds %d, which is not its thread's child of that class",
 						id, ch.leader.Load().pid.Load().nrs[0])
 				}

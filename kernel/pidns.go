@@ -30,7 +30,7 @@ type PIDNamespace struct {
 	// empty (zap_pid_ns_processes); frees wake it.
 	drained atomic.Pointer[drainWait]
 	// killAlls holds the kill(-1) walks in progress in the namespace
-	// (kill.go), nil when there is none. Every fork of a process
+	// (signal_kill.go), nil when there is none. Every fork of a process
 	// reads it for each level its child is visible at; only kill(-1)
 	// writes it, so the line it sits on stays shared in every cache.
 	killAlls atomic.Pointer[[]*killAllWalk]

@@ -58,25 +58,40 @@ func (t *Task) Ptrace(request, pid int, addr, data uint64) error {
 	return t.ptraceRequest(target, request, data)
 }
 
-// lockPair locks two processes in serial order (one lock if they are the
-// same) and returns the unlock.
+// lockPair locks two processes in serial order, or one when they are the
+// same; unlockPair(a, b) releases them.
 //
-// +checklocksignore: the locks taken depend on the serials; lockstat
-// checks their order at run time.
-func lockPair(a, b *ThreadGroup) func() {
+// +checklocksacquire:a.mu
+// +checklocksacquire:b.mu
+// +checklocksignore: which locks it takes, and in which order, depends on
+// the processes; lockstat checks the order at run time.
+func lockPair(a, b *ThreadGroup) {
 	if a == b {
 		a.mu.Lock()
-		return a.mu.Unlock
+		return
 	}
 	if a.serial > b.serial {
 		a, b = b, a
 	}
 	a.mu.Lock()
 	b.mu.Lock()
-	return func() {
-		b.mu.Unlock()
+}
+
+// unlockPair releases the locks lockPair(a, b) took, the later first.
+//
+// +checklocksrelease:a.mu
+// +checklocksrelease:b.mu
+// +checklocksignore: as for lockPair.
+func unlockPair(a, b *ThreadGroup) {
+	if a == b {
 		a.mu.Unlock()
+		return
 	}
+	if a.serial > b.serial {
+		a, b = b, a
+	}
+	b.mu.Unlock()
+	a.mu.Unlock()
 }
 
 // ptraceTraceme is ptrace_traceme: the real parent thread becomes the
@@ -89,9 +104,6 @@ func lockPair(a, b *ThreadGroup) func() {
 // The root init's real parent is the idle task, which Linux links it to:
 // the call succeeds, and the root init is traced from then on by a tracer
 // that never waits, resumes or exits (newIdle).
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceTraceme() error {
 	tg := t.tg
 	p := t.k.plan
@@ -102,9 +114,9 @@ func (t *Task) ptraceTraceme() error {
 		parentRunning := p.Has(plan.ZhangV1) && parent.state.Load() == taskRunning
 		// A plan's table lock: ptrace_traceme links under it.
 		p.Lock(plan.PtraceLink)
-		unlock := lockPair(parent.tg, tg) // the two ends of the link
+		lockPair(parent.tg, tg) // the two ends of the link
 		if tg.realParent() != parent {
-			unlock() // reparented meanwhile: the new parent is the tracer
+			unlockPair(parent.tg, tg) // reparented meanwhile: the new parent is the tracer
 			p.Unlock(plan.PtraceLink)
 			continue
 		}
@@ -120,7 +132,7 @@ func (t *Task) ptraceTraceme() error {
 		case parentRunning:
 			linkTracerLocked(parent, t, false)
 		}
-		unlock()
+		unlockPair(parent.tg, tg)
 		p.Unlock(plan.PtraceLink)
 		return err
 	}
@@ -157,9 +169,6 @@ func (k *Kernel) newIdle() *Task {
 // then both attach the target thread to the caller; ATTACH stops it with
 // SIGSTOP. A thread of a stopped process owes the tracer a trap for the
 // group stop it is in (JOBCTL_TRAP_STOP on a task_is_stopped tracee).
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	var opts uint64
 	if seize {
@@ -181,8 +190,8 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	// A plan's table lock: ptrace_attach links under it.
 	t.k.plan.Lock(plan.PtraceLink)
 	defer t.k.plan.Unlock(plan.PtraceLink)
-	unlock := lockPair(t.tg, ttg) // the two ends of the link
-	defer unlock()
+	lockPair(t.tg, ttg) // the two ends of the link
+	defer unlockPair(t.tg, ttg)
 	if t.state.Load() != taskRunning {
 		// Killed meanwhile: its exit_ptrace may have run, so no link.
 		return unix.EINTR
@@ -270,20 +279,22 @@ func linkTracerLocked(tracer, tracee *Task, seize bool) {
 	tracer.nrTracees.Add(1)
 }
 
-// unlinkTracerLocked is the tracer side of __ptrace_unlink: it takes the
-// tracee off the tracer's list and returns whether its exit was waiting
-// for the tracer (C11), which the caller must now hand on.
+// unlinkTraceeLocked is the tracer side of __ptrace_unlink: it takes
+// tracee c off the list of tg, its tracer's process, and returns whether
+// its exit was waiting for the tracer (C11), which the caller must now
+// hand on.
 //
-// Preconditions: tracer.tg.mu is held; tracer traces tracee.
+// Preconditions: tg.mu is held; c is on tg's tracee list.
 //
-// +checklocks:tracer.tg.mu
-func unlinkTracerLocked(tracer, tracee *Task) (zombie bool) {
-	tracer.tg.tracees.remove(tracee, traceLinkOf)
-	tracer.nrTracees.Add(-1)
-	tracee.tracer.Store(nil)
-	tracee.tg.nrTraced.Add(-1)
-	zombie, tracee.traceZombie = tracee.traceZombie, false
-	tracee.traceReport = 0
+// +checklocks:tg.mu
+func (tg *ThreadGroup) unlinkTraceeLocked(c *Task) (zombie bool) {
+	c.assertTracerLocked()
+	tg.tracees.remove(c, traceLinkOf)
+	c.tracer.Load().nrTracees.Add(-1)
+	c.tracer.Store(nil)
+	c.tg.nrTraced.Add(-1)
+	zombie, c.traceZombie = c.traceZombie, false
+	c.traceReport = 0
 	return zombie
 }
 
@@ -292,9 +303,6 @@ func traceLinkOf(t *Task) *link[Task] { return &t.traceLink }
 // ptraceRequest serves the requests made to a thread the caller traces
 // (ptrace_check_attach, then ptrace_request). A request that needs the
 // tracee stopped needs it in a ptrace stop (TASK_TRACED).
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	ttg := target.tg
 	// A plan's table lock: ptrace_detach unlinks under it for writing,
@@ -305,8 +313,8 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 	}
 	t.k.plan.Lock(site)
 	defer t.k.plan.Unlock(site)
-	unlock := lockPair(t.tg, ttg) // the tracer-side and the tracee's state
-	defer unlock()
+	lockPair(t.tg, ttg) // the tracer-side and the tracee's state
+	defer unlockPair(t.tg, ttg)
 	if target.tracer.Load() != t {
 		return unix.ESRCH
 	}
@@ -365,7 +373,7 @@ func (t *Task) ptraceRequest(target *Task, request int, data uint64) error {
 			// tracer's process that sleeps in a wait sees the group stop
 			// the tracing hid, or its own loss of an eligible child,
 			// only when something else wakes it.
-			unlinkTracerLocked(t, target)
+			t.tg.unlinkTraceeLocked(target)
 			target.resumeTracedLocked(int(data), nil)
 		default:
 			target.traceReport = 0

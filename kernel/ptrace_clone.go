@@ -53,36 +53,33 @@ func (t *Task) inheritTraceLocked(child *Task, flags uint64, option uint64) *Tas
 // PTRACE_EVENT_STOP trap if seized. A tracer that began exiting meanwhile
 // traces it no longer, as TRACEME declines an exiting parent (D10): the
 // tracer's exit_ptrace, which runs after that mark, never saw the child.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
-func (child *Task) finishInheritedTrace(tracer *Task) {
+func (t *Task) finishInheritedTrace(tracer *Task) {
 	if tracer == nil {
 		return
 	}
-	unlock := lockPair(tracer.tg, child.tg) // the two ends of the link
+	lockPair(tracer.tg, t.tg) // the two ends of the link
 	if tracer.state.Load() != taskRunning {
-		child.tracer.Store(nil)
-		child.tg.nrTraced.Add(-1)
-		child.jobctl.clear(jobctlSeized)
-		child.ptraceOptions = 0
-		zombie := child.traceZombie
-		child.traceZombie = false
-		unlock()
+		t.tracer.Store(nil)
+		t.tg.nrTraced.Add(-1)
+		t.jobctl.clear(jobctlSeized)
+		t.ptraceOptions = 0
+		zombie := t.traceZombie
+		t.traceZombie = false
+		unlockPair(tracer.tg, t.tg)
 		if zombie {
-			child.handOffTracedNow() // its exit waited for a tracer that is gone
+			t.handOffTracedNow() // its exit waited for a tracer that is gone
 		}
 		return
 	}
-	tracer.tg.tracees.pushFront(child, traceLinkOf)
+	tracer.tg.tracees.pushFront(t, traceLinkOf)
 	tracer.nrTracees.Add(1)
-	if child.jobctl.has(jobctlSeized) {
-		child.jobctl.set(jobctlTrapStop)
+	if t.jobctl.has(jobctlSeized) {
+		t.jobctl.set(jobctlTrapStop)
 	} else {
-		child.tracePending |= sigBit(int(unix.SIGSTOP))
+		t.tracePending |= sigBit(int(unix.SIGSTOP))
 	}
-	child.takeTraceStopLocked(tracer)
-	unlock()
+	t.takeTraceStopLocked(tracer)
+	unlockPair(tracer.tg, t.tg)
 }
 
 // raiseTraceEvent is ptrace_event: a tracee whose tracer asked for the

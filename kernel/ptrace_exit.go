@@ -63,7 +63,7 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 		next := c.traceLink.next
 		if c.tracer.Load() == t {
 			pending := c.traceReport != 0
-			if unlinkTracerLocked(t, c) {
+			if tg.unlinkTraceeLocked(c) {
 				zombies = append(zombies, c)
 			} else {
 				tracees = append(tracees, c)
@@ -112,20 +112,20 @@ func (t *Task) detachTracees(dead *deadList, q *exitQueue) {
 // parent (do_notify_parent again; the status is delivered twice, C11),
 // and goes on dead if the parent does not want it; another thread goes
 // on dead.
-func (c *Task) handOffTraced(dead *deadList) {
-	if c != c.tg.leader.Load() {
-		dead.threads.push(c)
+func (t *Task) handOffTraced(dead *deadList) {
+	if t != t.tg.leader.Load() {
+		dead.threads.push(t)
 		return
 	}
-	if c.tg.notifyParent() {
-		dead.groups.push(c.tg)
+	if t.tg.notifyParent() {
+		dead.groups.push(t.tg)
 	}
 }
 
 // handOffTracedNow is handOffTraced in a table section of its own, as
 // wait_task_zombie hands a traced zombie on under tasklist_lock, with the
 // release after it.
-func (c *Task) handOffTracedNow() { c.k.inSection(plan.Release, c.handOffTraced) }
+func (t *Task) handOffTracedNow() { t.k.inSection(plan.Release, t.handOffTraced) }
 
 // reapIfParentIgnores is __ptrace_detach's release of a zombie leader
 // whose tracer was a thread of its real parent's process, which waits for
@@ -157,7 +157,7 @@ func (t *Task) untrace() {
 		// The tracer's lock guards its list.
 		tracer.tg.mu.Lock()
 		if t.tracer.Load() == tracer {
-			unlinkTracerLocked(tracer, t)
+			tracer.tg.unlinkTraceeLocked(t)
 			tracer.tg.mu.Unlock()
 			return
 		}
@@ -208,9 +208,6 @@ func (t *Task) notifyTracer() bool {
 // exiting tracee has left the ptrace stop it may have been in, killed out
 // of it: a report of that stop the tracer has not collected is gone, as
 // task_stopped_code reports only a task still in TASK_TRACED.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) holdExitForTracer() bool {
 	// From here the thread counts as alive only while held at the stop.
 	defer t.exitEventDue.Store(false)
@@ -218,8 +215,8 @@ func (t *Task) holdExitForTracer() bool {
 	if tracer == nil {
 		return false
 	}
-	unlock := lockPair(tracer.tg, t.tg) // the stop and the tracer's report
-	defer unlock()
+	lockPair(tracer.tg, t.tg) // the stop and the tracer's report
+	defer unlockPair(tracer.tg, t.tg)
 	if t.tracer.Load() != tracer {
 		return false
 	}
@@ -244,9 +241,9 @@ func (t *Task) holdExitForTracer() bool {
 //
 // Preconditions: t.tracer.tg.mu and t.tg.mu are held; t is exiting.
 //
-// +checklocksignore: the tracer's lock guards traceReport, which
-// checklocks cannot tie to t.
+// +checklocks:t.tg.mu
 func (t *Task) requeueStopSignalLocked() {
+	t.assertTracerLocked()
 	tg := t.tg
 	if tg.execTask != nil && !tg.groupExiting && t.traceStop != 0 && t.jobctl.has(jobctlSignalStop) &&
 		t.jobctl.has(jobctlSignalShared) && t.traceReport != 0 {

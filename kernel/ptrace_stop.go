@@ -27,6 +27,7 @@ import (
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceSignalLocked(sig int, shared bool) {
+	t.assertProcessLocked()
 	if shared {
 		t.traceShared |= sigBit(sig)
 	} else {
@@ -110,9 +111,6 @@ func (t *Task) dequeueTraceSignalLocked() (sig int, shared bool) {
 }
 
 // ptraceStop takes the stop a traced thread owes, with its tracer's lock.
-//
-// +checklocksignore: lockPair takes both processes' locks in serial
-// order, which checklocks cannot follow; lockstat checks it at run time.
 func (t *Task) ptraceStop() {
 	tg := t.tg
 	for {
@@ -126,13 +124,13 @@ func (t *Task) ptraceStop() {
 			tg.mu.Unlock()
 			return
 		}
-		unlock := lockPair(tracer.tg, tg) // the stop and the tracer's report
+		lockPair(tracer.tg, tg) // the stop and the tracer's report
 		if t.tracer.Load() == tracer {
 			t.takeTraceStopLocked(tracer)
-			unlock()
+			unlockPair(tracer.tg, tg)
 			return
 		}
-		unlock()
+		unlockPair(tracer.tg, tg)
 	}
 }
 
@@ -218,6 +216,7 @@ func (t *Task) eventStopCodeLocked() int32 {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) reportTraceStopLocked(tracee *Task, code int32) {
+	tracee.assertTracerLocked()
 	tracee.traceReport = code
 	tg.sendChildStopSignalLocked(tracee.tracer.Load())
 	tg.wakeWaitersLocked(tracee)
@@ -282,6 +281,7 @@ func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 // +checklocks:tracer.tg.mu
 // +checklocks:t.tg.mu
 func (t *Task) retrapLocked(tracer *Task) {
+	t.assertTracerLocked()
 	t.traceStop = 0
 	t.jobctl.clear(jobctlListening)
 	t.traceReport = 0

@@ -149,8 +149,8 @@ func (t *Task) SigactionOf(sig int) (SigAction, error) {
 // namespace init with SIGKILL or SIGSTOP, and for signals the kernel
 // generates. SIGCONT continues a stopped process whatever its disposition;
 // a handled signal interrupts the interruptible sleep (wait4, waitid,
-// semop) of the thread complete_signal picks (sigintr.go); a default-action
-// stop signal stops the process soon after (stop.go); a fatal one makes
+// semop) of the thread complete_signal picks (signal_intr.go); a default-action
+// stop signal stops the process soon after (signal_stop.go); a fatal one makes
 // the whole group exit, or waits until a stopped process is continued.
 //
 // A fatal signal's exits run on a goroutine of their own, or, when b is
@@ -214,7 +214,7 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		// whatever its disposition (ptrace_signal): its tracer decides.
 		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
-			tg.traceThreadSignalLocked(taker, sig, shared)
+			taker.traceSignalLocked(sig, shared) // +checklocksignore: taker.tg is tg, asserted there
 			return
 		}
 		if tg.signalActionLocked(sig, force) == sigIgnored {
@@ -267,16 +267,6 @@ func (tg *ThreadGroup) signalActionLocked(sig int, force bool) signalAction {
 		return sigStops
 	}
 	return sigKills
-}
-
-// traceThreadSignalLocked is traceSignalLocked for thread t of tg.
-//
-// Preconditions: tg.mu is held; t is a traced thread of tg.
-//
-// +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) traceThreadSignalLocked(t *Task, sig int, shared bool) {
-	t.traceSignalLocked(sig, shared)
 }
 
 // actOnSignalLocked acts on a signal delivered to tg (the rest of
@@ -371,10 +361,9 @@ func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 // Preconditions: tg.mu is held; target, if not nil, is a thread of tg.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
 	if target = tg.signalTakerLocked(target); target != nil {
-		target.interruptLocked(sig)
+		target.interruptLocked(sig) // +checklocksignore: target.tg is tg, asserted there
 	}
 }
 
@@ -390,9 +379,9 @@ var stopSignals = sigBit(int(unix.SIGSTOP)) | sigBit(int(unix.SIGTSTP)) | sigBit
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) flushTracedLocked(set uint64) {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		t.tracePending &^= set
 		t.traceShared &^= set
 	}
@@ -439,7 +428,7 @@ func (tg *ThreadGroup) sendSignalViaLocked(p *Task, sig int, force bool, b *exit
 	tg.sendSignalToLocked(p, true, sig, force, b)
 }
 
-// forcesOn reports whether a signal sender sends to tg is forced: the
-// sender is invisible in tg's namespace, so it lives in an ancestor one
+// forcesOn reports whether a signal t sends to tg is forced: the sender
+// is invisible in tg's namespace, so it lives in an ancestor one
 // (send_signal_locked's SEND_SIG_NOINFO case).
-func (sender *Task) forcesOn(tg *ThreadGroup) bool { return sender.pid.Load().nrIn(tg.ns) == 0 }
+func (t *Task) forcesOn(tg *ThreadGroup) bool { return t.pid.Load().nrIn(tg.ns) == 0 }

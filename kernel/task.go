@@ -54,7 +54,7 @@ type Task struct {
 	// intrArmed is set while the thread sleeps in an interruptible call
 	// (wait4, waitid, semop); intr (below), made on first use, is closed
 	// when a signal interrupts that sleep, and intrSig records which one
-	// until the call takes it (sigintr.go).
+	// until the call takes it (signal_intr.go).
 	// +checklocks:tg.mu
 	intrArmed bool
 	// groupDead is set on the thread whose exit ended its process (the
@@ -109,20 +109,11 @@ type Task struct {
 	// mixes the runtime since then into the entropy pool.
 	started int64
 
-	// ptrace (ptrace.go): Linux traces threads, one by one. tracer is the
-	// thread tracing this one, nil if none; it is set with the tracer's
-	// and this thread's process locks held and cleared under the
-	// tracer's.
-	tracer atomic.Pointer[Task]
+	// ptrace (ptrace.go): Linux traces threads, one by one.
+	tracerView
 	// vforkDone, set for a CLONE_VFORK child, is closed when it execs or
 	// exits: its parent waits for that.
 	vforkDone atomic.Pointer[chan struct{}]
-	// The tracer's view of this thread, guarded by the tracer's
-	// ThreadGroup.mu, as a child's parent-side state is by its parent's:
-	// its place on the tracer's list, the code of a ptrace stop the
-	// tracer's wait may still report (0: none), and an exit that waits
-	// for the tracer's wait (C11).
-	traceLink link[Task]
 	// The thread's own ptrace state: its PTRACE_O_* options, the signals
 	// it will stop for (bit sig-1), sent to the thread itself
 	// (tracePending: its private queue) or to its process (traceShared:
@@ -141,8 +132,7 @@ type Task struct {
 	jobctl jobctlBits
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
-	nrTracees   atomic.Int32
-	traceReport int32
+	nrTracees atomic.Int32
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
@@ -159,13 +149,54 @@ type Task struct {
 	// next execve fails with EAGAIN while it still is. A fork inherits
 	// it; a fork that passes the limit check clears the caller's.
 	nprocExceeded atomic.Bool
-	traceZombie   bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
+
+// tracerView is the tracer's view of a traced thread: its tracer, its
+// place on the list of the tracer's process, the stop the tracer's wait
+// may still report and an exit that waits for that wait. As a child's
+// parentView is by its parent's, it is guarded by the tracer's process
+// lock, tracer.Load().tg.mu, which checklocks cannot name: the helpers
+// that touch the view assert that lock (assertTracerLocked).
+type tracerView struct {
+	// tracer is the thread tracing this one (ptrace's task->parent), nil
+	// if none. It is atomic so that the thread reads it without a lock;
+	// it is set with the tracer's and this thread's process locks held
+	// and cleared under the tracer's.
+	tracer    atomic.Pointer[Task]
+	traceLink link[Task]
+	// traceReport is the code of a ptrace stop the tracer's wait may
+	// still report (0: none).
+	traceReport int32
+	// traceZombie is set while the thread's exit waits for the tracer's
+	// wait (C11).
+	traceZombie bool
+}
+
+// assertTracerLocked reports, while lock checking is on, a caller that
+// does not hold the lock of the tracer's process, which guards the view
+// (lockdep_assert_held); it costs an atomic load otherwise. An untraced
+// thread's view has no guard.
+func (v *tracerView) assertTracerLocked() {
+	if lockstat.Checking() {
+		assertLockOf(&v.tracer)
+	}
+}
+
+// assertLockOf is the assertion of assertTracerLocked and
+// assertParentLocked, out of line so that they inline to their test of
+// lockstat.Checking: it reports a caller that does not hold the process
+// lock of the thread p points to. When p points to none (no parent, no
+// tracer), no lock is asked for.
+func assertLockOf(p *atomic.Pointer[Task]) {
+	if t := p.Load(); t != nil {
+		t.tg.mu.AssertHeld()
+	}
+}
 
 // ThreadGroup is a process: the threads that share a tgid, signal state
 // and a parent.
@@ -275,7 +306,7 @@ type ThreadGroup struct {
 	nrZombies [2]int32
 	// waiters are the threads of the process asleep in wait4 or waitid
 	// (wait_chldexit), each woken only by news of a task it waits for
-	// (waitqueue.go).
+	// (wait_queue.go).
 	// +checklocks:mu
 	waiters []*childWait
 
@@ -317,25 +348,8 @@ type ThreadGroup struct {
 	// +checklocks:mu
 	credGuardFree chan struct{}
 
-	// The rest is the parent's view of this process, guarded by the
-	// parent's ThreadGroup.mu (checklocks cannot name a lock reached
-	// through a pointer that itself changes). parent is atomic so that
-	// getppid reads it without a lock; a writer holds the old and the new
-	// parent's locks.
-	parent atomic.Pointer[Task]
-	// exitSignal is the signal sent to the parent on exit (0: none).
-	exitSignal int32
-	// parentExecSeq is the parent's execSeq when this process was made.
-	parentExecSeq uint32
-	// exitState is procAlive, procZombie or procDead.
-	exitState   atomic.Int32
-	siblingLink link[ThreadGroup]
-	// sibOrd is this process's place on its parent thread's children
-	// list; readyIdx its index on that thread's ready queue, -1 if none.
-	sibOrd   uint64
-	readyIdx int
-	// jobIdx is the index on the parent thread's job queue, -1 if none.
-	jobIdx int
+	parentView
+
 	// pgrpLink is guarded by the process group's mu.
 	pgrpLink seqLink[ThreadGroup]
 
@@ -345,7 +359,45 @@ type ThreadGroup struct {
 	tracees ilist[Task]
 }
 
+// parentView is the parent's view of a process: its parent thread, its
+// place on that thread's children list and on its ready and job queues,
+// and what its exit tells the parent. It is guarded by the parent's
+// process lock, parent.Load().tg.mu, which checklocks cannot name, as it
+// is reached through a pointer that reparenting changes: the helpers that
+// touch the view assert that lock (assertParentLocked), and callers hold
+// it as ptg.mu where ptg is the parent process.
+type parentView struct {
+	// parent is the parent thread (real_parent), nil for the root init
+	// and the idle task. It is atomic so that getppid and lockParentOf
+	// read it without a lock; a reparent holds the old and the new
+	// parent's locks.
+	parent atomic.Pointer[Task]
+	// exitSignal is the signal sent to the parent on exit (0: none).
+	exitSignal int32
+	// parentExecSeq is the parent's execSeq when this process was made.
+	parentExecSeq uint32
+	// exitState is procAlive, procZombie or procDead; it is atomic for
+	// readers without the parent's lock.
+	exitState atomic.Int32
+	// readyIdx is the process's index on its parent thread's ready queue,
+	// jobIdx on its job queue; -1 when it is not on the queue.
+	readyIdx, jobIdx int32
+	// sibOrd is the process's place on its parent thread's children list.
+	sibOrd      uint64
+	siblingLink link[ThreadGroup]
+}
+
 func siblingLinkOf(tg *ThreadGroup) *link[ThreadGroup] { return &tg.siblingLink }
+
+// assertParentLocked reports, while lock checking is on, a caller that
+// does not hold the lock of the parent process, which guards the view
+// (lockdep_assert_held); it costs an atomic load otherwise. The root
+// init's view has no guard.
+func (v *parentView) assertParentLocked() {
+	if lockstat.Checking() {
+		assertLockOf(&v.parent)
+	}
+}
 
 // initLock sets up the process lock, keyed for lockstat by its serial:
 // process locks nest in increasing serial (doc.go). The key is the serial
@@ -461,6 +513,24 @@ func (t *Task) dyingChanLocked() chan struct{} {
 	return t.dying
 }
 
+// assertProcessLocked reports, while lock checking is on, a caller that
+// does not hold t's process lock (lockdep_assert_held); it costs a load of
+// t.tg and an atomic load otherwise.
+//
+// It also tells checklocks what it cannot see in a loop over threads of a
+// process whose lock the caller holds: that a thread's t.tg is that
+// process. Called at the top of the loop body on a line marked
+// +checklocksforce, it makes checklocks take t.tg.mu as held for the rest
+// of the body, and lockstat checks that it is. The forced hold ends with
+// the body: checklocks does not carry it round the loop, but would count
+// it as one lock too many at a return, so such a body must neither return
+// nor break out of the loop.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) assertProcessLocked() { t.tg.mu.AssertHeld() }
+
 // markKilledLocked records a pending SIGKILL and wakes the thread's
 // blocking calls.
 //
@@ -486,12 +556,12 @@ func (t *Task) markKilledLocked() {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
-func (tg *ThreadGroup) findAliveThreadLocked() *Task {
-	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+func (tg *ThreadGroup) findAliveThreadLocked() (alive *Task) {
+	for t := tg.threads.head; t != nil && alive == nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
-			return t
+			alive = t
 		}
 	}
-	return nil
+	return alive
 }

@@ -111,7 +111,7 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // process's wait event until one is ready, or fail with ECHILD when none
 // is eligible.
 //
-// A signal that interrupts the sleep (sigintr.go) makes do_wait return
+// A signal that interrupts the sleep (signal_intr.go) makes do_wait return
 // -ERESTARTSYS once a rescan finds nothing to report: a handler without
 // SA_RESTART ends the call with EINTR; a stop, SA_RESTART or a signal no
 // longer handled restarts it. A stop takes the thread out of the call
@@ -377,13 +377,13 @@ func (t *Task) readyChildLocked(sel waitSelector, opts int) (*ThreadGroup, bool)
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
-// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
 func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
 	if opts&unix.WEXITED == 0 {
 		return nil
 	}
 	var best *ThreadGroup
 	for _, class := range classes(opts) {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of t.tg
 		c := th.ready[class].first()
 		if !sel.all {
 			c = nil
@@ -412,13 +412,13 @@ func (t *Task) firstReadyOfThreadLocked(th *Task, sel waitSelector, opts int) *T
 // Preconditions: t.tg.mu is held; th is a thread of t.tg.
 //
 // +checklocks:t.tg.mu
-// +checklocksignore: th.tg is t.tg, which checklocks cannot see.
 func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *ThreadGroup {
 	if opts&(unix.WUNTRACED|unix.WCONTINUED) == 0 {
 		return nil
 	}
 	var best *ThreadGroup
 	for _, class := range classes(opts) {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of t.tg
 		for _, c := range th.jobs[class].inOrder() {
 			if best != nil && c.sibOrd > best.sibOrd {
 				break
@@ -436,33 +436,33 @@ func (t *Task) firstJobOfThreadLocked(th *Task, sel waitSelector, opts int) *Thr
 // nor a continue left to report, and reports whether it has one that opts
 // asks for (WUNTRACED, WCONTINUED: wait_task_stopped, wait_task_continued).
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process; c is queued.
+// Preconditions: tg.mu is held; tg is c's parent process; c is queued.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) pruneJobLocked(c *ThreadGroup, opts int) bool {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) pruneJobLocked(c *ThreadGroup, opts int) bool {
 	// The child's lock, after its parent's, guards its job-control
 	// state.
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.hasJobEventLocked() {
-		ptg.unmarkJobLocked(c)
+		tg.unmarkJobLocked(c)
 		return false
 	}
-	return (opts&unix.WUNTRACED != 0 && c.stopReportableTo(ptg)) ||
+	return (opts&unix.WUNTRACED != 0 && c.stopReportableTo(tg)) ||
 		(opts&unix.WCONTINUED != 0 && c.continued.Load())
 }
 
-// stopReportableTo reports whether c has a group stop its parent ptg's
-// wait may report: not while a thread of ptg traces c's leader, whose
+// stopReportableTo reports whether tg has a group stop its parent ptg's
+// wait may report: not while a thread of ptg traces tg's leader, whose
 // stops only its tracer reports, as ptrace stops (wait_consider_task
 // hides the group stop from a real parent that traces; it shows once the
 // tracer detaches).
 //
-// Preconditions: c.mu is held.
+// Preconditions: tg.mu is held.
 //
-// +checklocks:c.mu
-func (c *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
-	return !c.tracedFrom(ptg) && c.stopped && c.stopCode != 0 && c.stopWaiting == 0
+// +checklocks:tg.mu
+func (tg *ThreadGroup) stopReportableTo(ptg *ThreadGroup) bool {
+	return !tg.tracedFrom(ptg) && tg.stopped && tg.stopCode != 0 && tg.stopWaiting == 0
 }
 
 // isChildOf reports whether ptg is tg's parent process. The root init has
@@ -477,11 +477,11 @@ func classOK(c *ThreadGroup, opts int) bool {
 	return opts&unix.WALL != 0 || (waitClass(c.exitSignal) == classClone) == (opts&unix.WCLONE != 0)
 }
 
-// tracedFrom reports whether a thread of ptg traces c's leader: for its
-// real parent ptg, c is then a tracee too, which every wait class
+// tracedFrom reports whether a thread of ptg traces tg's leader: for its
+// real parent ptg, tg is then a tracee too, which every wait class
 // includes (eligible_child with ptrace set).
-func (c *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
-	tracer := c.leader.Load().tracer.Load()
+func (tg *ThreadGroup) tracedFrom(ptg *ThreadGroup) bool {
+	tracer := tg.leader.Load().tracer.Load()
 	return tracer != nil && tracer.tg == ptg
 }
 

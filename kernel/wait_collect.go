@@ -150,6 +150,7 @@ func (t *Task) jobResult(c *ThreadGroup, status unix.WaitStatus, code int) WaitR
 //
 // +checklocks:t.tg.mu
 func (t *Task) collectTraceeLocked(c *Task, opts int) (collected, waitOutcome) {
+	c.assertTracerLocked()
 	tg := t.tg
 	consume := opts&unix.WNOWAIT == 0
 	pid := c.pid.Load().nrIn(tg.ns)

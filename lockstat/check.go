@@ -395,17 +395,21 @@ func releaseRead(s *lockState) bool {
 	return removeAnywhere(s, true)
 }
 
-func assertHeld(s *lockState) {
-	if s.class == nil || !Checking() {
-		return
-	}
+// holds reports whether the calling goroutine, whose id it returns, holds
+// s in either mode as far as the checker tracked it.
+func holds(s *lockState) (int64, bool) {
 	g := goid()
 	var buf [16]held
 	for _, h := range heldBy(g, buf[:0]) {
 		if h.l == s {
-			return
+			return g, true
 		}
 	}
+	return g, false
+}
+
+// reportNotHeld reports an AssertHeld of s that goroutine g failed.
+func reportNotHeld(g int64, s *lockState) {
 	report(Violation{Kind: "not-held",
 		Message: fmt.Sprintf("goroutine %d does not hold %s", g, describe(s)),
 		Stack:   stack()})

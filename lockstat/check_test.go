@@ -351,6 +351,23 @@ func TestAssertHeld(t *testing.T) {
 	r.want(t, "not-held", `"assert" (key 2)`)
 }
 
+// A Mutex locked while checking was off is untracked: AssertHeld cannot
+// tell who holds it and passes, but still reports one that nobody holds.
+func TestAssertHeldUntracked(t *testing.T) {
+	r := capture(t)
+	var m Mutex
+	m.Init(NewClass("assert.untracked"), 1)
+	SetChecking(false)
+	m.Lock()
+	SetChecking(true)
+	m.AssertHeld()
+	r.none(t)
+	m.Unlock()
+	r.none(t)
+	m.AssertHeld()
+	r.want(t, "not-held", `"assert.untracked" (key 1)`)
+}
+
 func TestConsistentOrderNoFalsePositive(t *testing.T) {
 	r := capture(t)
 	outer, inner, leaf := NewClass("many.outer"), NewClass("many.inner"), NewClass("many.leaf")

@@ -123,8 +123,8 @@
 // Checking is on by default only in test binaries (see [SetChecking]);
 // statistics are off by default (see [SetStats]). With both off, Lock and
 // RLock add one atomic load of a package-level flag to the sync.Mutex or
-// sync.RWMutex they wrap, and Unlock and RUnlock add a test of the lock's own
-// fields. A lock that was never given a class (a zero Mutex or RWMutex) is
+// sync.RWMutex they wrap, Unlock and RUnlock add a test of the lock's own
+// fields, and AssertHeld is that load alone, inlined at its call. A lock that was never given a class (a zero Mutex or RWMutex) is
 // a plain mutex: it is neither checked nor counted.
 //
 // With statistics on, an acquisition adds a TryLock and an atomic add, an
@@ -330,9 +330,36 @@ func (m *Mutex) Unlock() {
 }
 
 // AssertHeld reports a "not-held" violation if checking is on, m has a
-// class, and the calling goroutine does not hold m. It does nothing
-// otherwise, and it cannot see holds acquired while checking was off.
-func (m *Mutex) AssertHeld() { assertHeld(&m.st) }
+// class, and the calling goroutine does not hold m (Linux's
+// lockdep_assert_held). It does nothing otherwise: with checking off it
+// costs an atomic load, inlined. A hold acquired while checking was off is
+// not tracked: AssertHeld then reports only that m is not held at all.
+func (m *Mutex) AssertHeld() {
+	if mode.Load()&modeCheck != 0 {
+		m.assertHeld()
+	}
+}
+
+// assertHeld is AssertHeld with checking on. A hold the checker did not
+// track leaves m.st.owner 0. The caller reads it only once m is known to
+// be held: if the caller is the holder, as AssertHeld expects, its own
+// acquisition ordered every write of owner before the read; if another
+// goroutine is, the caller is at fault, and the read may race.
+func (m *Mutex) assertHeld() {
+	if m.st.class == nil {
+		return
+	}
+	g, ok := holds(&m.st)
+	if ok {
+		return
+	}
+	if m.mu.TryLock() {
+		m.mu.Unlock()
+	} else if m.st.owner == 0 {
+		return // held, but acquired while checking was off
+	}
+	reportNotHeld(g, &m.st)
+}
 
 // RWMutex is a reader/writer lock that belongs to a [Class]. The zero RWMutex
 // is an unlocked plain RWMutex that is neither checked nor counted;
@@ -452,8 +479,23 @@ func (rw *RWMutex) RUnlock() {
 
 // AssertHeld reports a "not-held" violation if checking is on, rw has a
 // class, and the calling goroutine holds rw neither for reading nor for
-// writing. It does nothing otherwise.
-func (rw *RWMutex) AssertHeld() { assertHeld(&rw.st) }
+// writing. It does nothing otherwise, at the cost of an atomic load, and
+// it cannot see holds acquired while checking was off.
+func (rw *RWMutex) AssertHeld() {
+	if mode.Load()&modeCheck != 0 {
+		rw.assertHeld()
+	}
+}
+
+// assertHeld is AssertHeld with checking on.
+func (rw *RWMutex) assertHeld() {
+	if rw.st.class == nil {
+		return
+	}
+	if g, ok := holds(&rw.st); !ok {
+		reportNotHeld(g, &rw.st)
+	}
+}
 
 // readLocker presents the read side of a sync.RWMutex as a blocker.
 type readLocker sync.RWMutex

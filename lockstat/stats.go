@@ -83,9 +83,9 @@ func (t *timingCounters) addTo(s *Timing) (minInv uint64) {
 	return t.minInv.Load()
 }
 
-func (s *Timing) setMin(minInv uint64) {
+func (t *Timing) setMin(minInv uint64) {
 	if minInv != 0 {
-		s.Min = time.Duration(^minInv)
+		t.Min = time.Duration(^minInv)
 	}
 }
 

@@ -41,7 +41,6 @@ const SaRestart = 0x10000000
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
 	if target != nil {
 		return target
@@ -72,7 +71,9 @@ func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
 // Preconditions: tg.mu is held; p, if not nil, is a thread of tg.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
+// +checklocksignore: p and the threads it walks are tg's, which checklocks
+// cannot see, and a forced hold may not reach its returns; each
+// wantsSignalLocked asserts the lock at run time.
 func (tg *ThreadGroup) completeSignalTargetLocked(p *Task) *Task {
 	if p == nil {
 		p = tg.leader.Load()
@@ -149,6 +150,7 @@ func (tg *ThreadGroup) noteThreadsLocked() {
 //
 // +checklocks:t.tg.mu
 func (t *Task) wantsSignalLocked() bool {
+	t.assertProcessLocked()
 	return t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
 		(t.tracer.Load() != nil || !t.tg.stopped) && !t.owesTraceStopLocked()
 }
@@ -163,6 +165,7 @@ func (t *Task) wantsSignalLocked() bool {
 //
 // +checklocks:t.tg.mu
 func (t *Task) interruptLocked(sig int) {
+	t.assertProcessLocked()
 	if !t.intrArmed {
 		return
 	}

@@ -13,13 +13,13 @@ import (
 // (zapPIDNamespace) and the exit resumes once it is empty. It reports
 // zombie when the thread already became a zombie with its children's move
 // (adoptByNewReaper).
-func (father *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zombie bool) {
-	tg := father.tg
+func (t *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zombie bool) {
+	tg := t.tg
 	ns := tg.ns
 	// The process lock guards the children lists of its threads and the
 	// namespace's child_reaper pointer when it is one of them.
 	tg.mu.Lock()
-	if ns.childReaper.Load() == father {
+	if ns.childReaper.Load() == t {
 		alive := tg.findAliveThreadLocked()
 		if alive == nil {
 			tg.mu.Unlock()
@@ -27,19 +27,19 @@ func (father *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zom
 		}
 		ns.childReaper.Store(alive) // find_child_reaper
 	}
-	if father.nrChildren.Load() == 0 {
-		father.childrenClosed.Store(true)
+	if t.nrChildren.Load() == 0 {
+		t.childrenClosed.Store(true)
 		tg.mu.Unlock()
 		return false, false
 	}
 	if alive := tg.findAliveThreadLocked(); alive != nil {
-		moved := tg.moveChildrenWithinLocked(father, alive)
+		moved := tg.moveChildrenWithinLocked(t, alive)
 		tg.mu.Unlock()
-		deliverPdeathSignals(father, moved, q)
+		deliverPdeathSignals(t, moved, q)
 		return false, false
 	}
 	tg.mu.Unlock()
-	return false, father.adoptByNewReaper(dead, q)
+	return false, t.adoptByNewReaper(dead, q)
 }
 
 // adoptByNewReaper moves the children of an exiting thread whose process
@@ -54,31 +54,28 @@ func (father *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zom
 //
 // Children the new reaper does not want, and the father if its parent
 // does not, go on dead.
-//
-// +checklocksignore: lockNewReaper returns holding a lock it chooses at
-// run time; lockstat checks the order.
-func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool) {
-	tg := father.tg
+func (t *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool) {
+	tg := t.tg
 	var moved []*ThreadGroup
 	autoreap, across := false, false
-	if reaper, rtg := father.lockNewReaper(); rtg == tg {
-		moved = tg.moveChildrenWithinLocked(father, reaper)
-		tg.mu.Unlock()
+	reaper := t.lockNewReaper()
+	if rtg := reaper.tg; rtg == tg {
+		moved = tg.moveChildrenWithinLocked(t, reaper)
+		unlockPair(rtg, tg)
 	} else {
 		across = true
 		var unwanted []*ThreadGroup
-		moved, unwanted = moveChildrenAcrossLocked(father, reaper)
+		moved, unwanted = moveChildrenAcrossLocked(t, reaper)
 		for _, c := range unwanted {
 			dead.groups.push(c)
 		}
-		if father == tg.leader.Load() && tg.isChildOf(rtg) && !tg.tracedAway() {
+		if t == tg.leader.Load() && tg.isChildOf(rtg) && !tg.tracedAway() {
 			zombie = true
-			autoreap = father.becomeZombieLocked(rtg)
+			autoreap = t.becomeZombieLocked(rtg)
 		}
-		tg.mu.Unlock()
-		rtg.mu.Unlock()
+		unlockPair(rtg, tg)
 	}
-	deliverPdeathSignals(father, moved, q)
+	deliverPdeathSignals(t, moved, q)
 	if across {
 		// reparent_leader: each child's group may have lost its last
 		// link to the rest of the session.
@@ -94,14 +91,16 @@ func (father *Task) adoptByNewReaper(dead *deadList, q *exitQueue) (zombie bool)
 
 // lockNewReaper finds the reaper for an exiting thread whose process has
 // no live thread left (find_new_reaper, steps 2 and 3) and returns it with
-// its process's lock and father's process lock held, in serial order (one
-// lock when the reaper is a thread of father's own process). A candidate
-// that turns out to be exiting is skipped.
+// its process's lock and t's process lock held, as lockPair takes
+// them: one lock when the reaper is a thread of t's own process. A
+// candidate that turns out to be exiting is skipped.
 //
-// +checklocksignore: it returns holding locks chosen at run time; lockstat
-// checks their order.
-func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
-	tg := father.tg
+// +checklocksacquire:t.tg.mu
+// +checklocksacquire:reaper.tg.mu
+// +checklocksignore: it returns holding the locks of the candidate it
+// settles on, which checklocks cannot follow through the loop.
+func (t *Task) lockNewReaper() (reaper *Task) {
+	tg := t.tg
 	for {
 		if tg.hasChildSubreaper.Load() {
 			for p := tg.parent.Load(); p != nil && p.tg.ns.level == tg.ns.level; p = p.tg.parent.Load() {
@@ -113,30 +112,22 @@ func (father *Task) lockNewReaper() (*Task, *ThreadGroup) {
 					continue
 				}
 				// An ancestor's serial is lower: its lock comes first.
-				stg.mu.Lock()
-				tg.mu.Lock()
+				lockPair(stg, tg)
 				if alive := stg.findAliveThreadLocked(); alive != nil {
-					return alive, stg
+					return alive
 				}
-				tg.mu.Unlock()
-				stg.mu.Unlock()
+				unlockPair(stg, tg)
 			}
 		}
-		reaper := tg.ns.childReaper.Load()
+		reaper = tg.ns.childReaper.Load()
 		rtg := reaper.tg
 		// The namespace init's serial is lower than any other process's
 		// in the namespace.
-		rtg.mu.Lock()
-		if rtg != tg {
-			tg.mu.Lock()
-		}
+		lockPair(rtg, tg)
 		if tg.ns.childReaper.Load() == reaper && !reaper.childrenClosed.Load() {
-			return reaper, rtg
+			return reaper
 		}
-		if rtg != tg {
-			tg.mu.Unlock()
-		}
-		rtg.mu.Unlock()
+		unlockPair(rtg, tg)
 	}
 }
 
@@ -170,6 +161,7 @@ func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadG
 			tg.unmarkReadyLocked(c)
 		}
 		tg.unmarkJobLocked(c)
+		reaper.assertProcessLocked() // +checklocksforce: reaper is a thread of tg
 		tg.adoptLocked(c, reaper)
 		if zombie {
 			tg.markReadyLocked(c)
@@ -235,15 +227,17 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 // tracer's children scan reports it, in children-list order, as a zombie
 // child it traces (wait_consider_task with ptrace set).
 //
-// Preconditions: to.mu is held; to is c's new parent process.
+// Preconditions: tg.mu is held; tg is c's new parent process.
 //
-// +checklocks:to.mu
-func (to *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) adoptTracedZombieLocked(c *ThreadGroup) {
 	leader := c.leader.Load()
-	if tracer := leader.tracer.Load(); leader.traceZombie && tracer != nil && tracer.tg == to {
+	// The leader's traceZombie is read only once its tracer is known to
+	// be a thread of to, whose lock guards it.
+	if tracer := leader.tracer.Load(); tracer != nil && tracer.tg == tg && leader.traceZombie {
 		leader.traceZombie = false
 		c.exitState.Store(procZombie)
-		to.markReadyLocked(c)
+		tg.markReadyLocked(c)
 	}
 }
 
@@ -281,8 +275,8 @@ func deliverPdeathSignals(father *Task, moved []*ThreadGroup, q *exitQueue) {
 // thread (B11): allocation is disabled, init ignores SIGCHLD and reaps its
 // zombies, every other task of the namespace is killed, and the init's
 // exit resumes once the namespace holds no pid but its own.
-func (father *Task) zapPIDNamespace(q *exitQueue) {
-	tg := father.tg
+func (t *Task) zapPIDNamespace(q *exitQueue) {
+	tg := t.tg
 	ns := tg.ns
 	ns.alloc.Disable()
 	var reap []*ThreadGroup
@@ -307,27 +301,27 @@ func (father *Task) zapPIDNamespace(q *exitQueue) {
 	var b exitBatch
 	tg.k.plan.Lock(plan.KillGroup)
 	ns.alloc.Range(func(_ int, p *PID) bool {
-		t := p.task.Load()
+		victim := p.task.Load()
 		// An embryo's fields are still being written: decide on its state
 		// alone, before reading anything else of it.
-		if t == nil || t.state.CompareAndSwap(taskEmbryo, taskDoomed) || t.state.Load() == taskDoomed || t.tg == tg {
+		if victim == nil || victim.state.CompareAndSwap(taskEmbryo, taskDoomed) || victim.state.Load() == taskDoomed || victim.tg == tg {
 			return true
 		}
-		signalFromTask(father, t, int(unix.SIGKILL), &b)
+		signalFromTask(t, victim, int(unix.SIGKILL), &b)
 		return true
 	})
 	tg.k.plan.Unlock(plan.KillGroup)
 	q.push(b)
 	threshold := 1
-	if father != tg.leader.Load() {
+	if t != tg.leader.Load() {
 		threshold = 2
 	}
 	ns.whenDrained(threshold, func() {
 		// Adoption checks childrenClosed under the process lock.
 		tg.mu.Lock()
-		father.childrenClosed.Store(true)
+		t.childrenClosed.Store(true)
 		tg.mu.Unlock()
-		father.becomeZombieNow()
+		t.becomeZombieNow()
 	})
 }
 

@@ -16,15 +16,15 @@ import (
 type childQueue[I queueIndex] []*ThreadGroup
 
 // queueIndex picks a child's index field for one kind of queue.
-type queueIndex interface{ of(*ThreadGroup) *int }
+type queueIndex interface{ of(*ThreadGroup) *int32 }
 
 type zombieIndex struct{}
 
-func (zombieIndex) of(c *ThreadGroup) *int { return &c.readyIdx }
+func (zombieIndex) of(c *ThreadGroup) *int32 { return &c.readyIdx }
 
 type jobIndex struct{}
 
-func (jobIndex) of(c *ThreadGroup) *int { return &c.jobIdx }
+func (jobIndex) of(c *ThreadGroup) *int32 { return &c.jobIdx }
 
 // readyQueue holds zombies; jobQueue holds children with a stop or a
 // continue to report.
@@ -38,12 +38,12 @@ func (q childQueue[I]) Less(i, j int) bool { return q[i].sibOrd < q[j].sibOrd }
 func (q childQueue[I]) Swap(i, j int) {
 	var ix I
 	q[i], q[j] = q[j], q[i]
-	*ix.of(q[i]), *ix.of(q[j]) = i, j
+	*ix.of(q[i]), *ix.of(q[j]) = int32(i), int32(j)
 }
 func (q *childQueue[I]) Push(x any) {
 	var ix I
 	c := x.(*ThreadGroup)
-	*ix.of(c) = len(*q)
+	*ix.of(c) = int32(len(*q))
 	*q = append(*q, c)
 }
 func (q *childQueue[I]) Pop() any {
@@ -81,104 +81,111 @@ func (q childQueue[I]) inOrder() []*ThreadGroup {
 
 // readyQueueOf returns the queue of c's parent thread for c's wait class.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-// +checklocksignore: c's parent thread is one of ptg's, which checklocks
-// cannot see through the parent pointer.
-func (ptg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
+// +checklocks:tg.mu
+// +checklocksignore: c's parent thread is one of tg's, which checklocks
+// cannot see through the parent pointer; assertParentLocked checks it at
+// run time.
+func (tg *ThreadGroup) readyQueueOf(c *ThreadGroup) *readyQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().ready[waitClass(c.exitSignal)]
 }
 
 // markReadyLocked queues a child that became a zombie for its parent's
 // waiters.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
-	heap.Push(ptg.readyQueueOf(c), c)
-	ptg.nrZombies[waitClass(c.exitSignal)]++
+// +checklocks:tg.mu
+func (tg *ThreadGroup) markReadyLocked(c *ThreadGroup) {
+	heap.Push(tg.readyQueueOf(c), c)
+	tg.nrZombies[waitClass(c.exitSignal)]++
 }
 
 // unmarkReadyLocked takes a child off its parent thread's ready queue.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process; c is queued.
+// Preconditions: tg.mu is held; tg is c's parent process; c is queued.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
-	heap.Remove(ptg.readyQueueOf(c), c.readyIdx)
-	ptg.nrZombies[waitClass(c.exitSignal)]--
+// +checklocks:tg.mu
+func (tg *ThreadGroup) unmarkReadyLocked(c *ThreadGroup) {
+	heap.Remove(tg.readyQueueOf(c), int(c.readyIdx))
+	tg.nrZombies[waitClass(c.exitSignal)]--
 }
 
 // jobQueueOf returns the job queue of c's parent thread for c's wait
 // class.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
+// +checklocks:tg.mu
 // +checklocksignore: as for readyQueueOf.
-func (ptg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+func (tg *ThreadGroup) jobQueueOf(c *ThreadGroup) *jobQueue {
+	c.assertParentLocked()
 	return &c.parent.Load().jobs[waitClass(c.exitSignal)]
 }
 
 // markJobLocked queues a child with a stop or continue to report.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process; c is not on
+// Preconditions: tg.mu is held; tg is c's parent process; c is not on
 // a job queue.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(ptg.jobQueueOf(c), c) }
+// +checklocks:tg.mu
+func (tg *ThreadGroup) markJobLocked(c *ThreadGroup) { heap.Push(tg.jobQueueOf(c), c) }
 
 // unmarkJobLocked takes a child off its parent thread's job queue, if it
 // is on it.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) unmarkJobLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.jobIdx >= 0 {
-		heap.Remove(ptg.jobQueueOf(c), c.jobIdx)
+		heap.Remove(tg.jobQueueOf(c), int(c.jobIdx))
 	}
 }
 
 // setExitSignalLocked changes child c's exit signal, moving it to the wait
 // class the new signal puts it in.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) setExitSignalLocked(c *ThreadGroup, sig int32) {
+	c.assertParentLocked()
 	if c.exitSignal == sig {
 		return
 	}
 	ready, job := c.readyIdx >= 0, c.jobIdx >= 0
 	if ready {
-		ptg.unmarkReadyLocked(c)
+		tg.unmarkReadyLocked(c)
 	}
 	if job {
-		ptg.unmarkJobLocked(c)
+		tg.unmarkJobLocked(c)
 	}
-	ptg.nrChildren[waitClass(c.exitSignal)]--
+	tg.nrChildren[waitClass(c.exitSignal)]--
 	c.exitSignal = sig
-	ptg.nrChildren[waitClass(sig)]++
+	tg.nrChildren[waitClass(sig)]++
 	if ready {
-		ptg.markReadyLocked(c)
+		tg.markReadyLocked(c)
 	}
 	if job {
-		ptg.markJobLocked(c)
+		tg.markJobLocked(c)
 	}
 }
 
-// adoptLocked makes thread p of ptg the parent of c, at the end of p's
+// adoptLocked makes thread p of tg the parent of c, at the end of p's
 // children list (list_add_tail, list_splice_tail).
 //
-// Preconditions: ptg.mu is held, and so is the lock of c's previous parent
-// process if it has one; p is a thread of ptg; c is on no ready queue.
+// Preconditions: tg.mu is held, and so is the lock of c's previous parent
+// process if it has one; p is a thread of tg (p.tg.mu is tg.mu); c is
+// on no ready queue.
 //
-// +checklocks:ptg.mu
-// +checklocksignore: p.tg is ptg, which checklocks cannot see.
-func (ptg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
+// +checklocks:tg.mu
+// +checklocks:p.tg.mu
+func (tg *ThreadGroup) adoptLocked(c *ThreadGroup, p *Task) {
+	c.assertParentLocked()
 	if old := c.parent.Load(); old != nil {
 		old.nrChildren.Add(-1)
 	}
@@ -215,16 +222,17 @@ func (tg *ThreadGroup) lockParentOf() (ptg *ThreadGroup) {
 // under the parent's lock). A zombie that its tracer held was never on
 // the ready queue.
 //
-// Preconditions: ptg.mu is held; ptg is c's parent process.
+// Preconditions: tg.mu is held; tg is c's parent process.
 //
-// +checklocks:ptg.mu
-func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+// +checklocks:tg.mu
+func (tg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
+	c.assertParentLocked()
 	if c.readyIdx >= 0 {
-		ptg.unmarkReadyLocked(c)
+		tg.unmarkReadyLocked(c)
 	}
-	ptg.unmarkJobLocked(c)
+	tg.unmarkJobLocked(c)
 	c.exitState.Store(procDead)
-	c.unlinkFromParentLocked(ptg)
+	c.unlinkFromParentLocked(tg)
 }
 
 // readyChildrenLocked returns every child on a ready queue of tg's threads.
@@ -232,11 +240,10 @@ func (ptg *ThreadGroup) claimZombieLocked(c *ThreadGroup) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: the threads' queues are guarded by their t.tg.mu,
-// which is tg.mu.
 func (tg *ThreadGroup) readyChildrenLocked() []*ThreadGroup {
 	var cs []*ThreadGroup
 	for th := tg.threads.head; th != nil; th = th.threadLink.next {
+		th.assertProcessLocked() // +checklocksforce: th is a thread of tg
 		for _, q := range th.ready {
 			cs = append(cs, q...)
 		}

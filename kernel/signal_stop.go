@@ -81,9 +81,9 @@ func (tg *ThreadGroup) doSignalStop() {
 // Preconditions: tg.mu is held; no stop is pending.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) actOnKeptSignalsLocked() {
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if t.tracePending|t.traceShared != 0 && t.tracer.Load() == nil {
 			t.nextTraceEventLocked()
 		}
@@ -98,10 +98,10 @@ func (tg *ThreadGroup) actOnKeptSignalsLocked() {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if t.tracer.Load() != nil && t.state.Load() == taskRunning {
 			t.jobctl.set(jobctlStopPending)
 			n++
@@ -123,10 +123,10 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if !t.intrArmed || t.state.Load() != taskRunning {
 			continue
 		}
@@ -168,11 +168,11 @@ func (tg *ThreadGroup) participateLocked() {
 // Preconditions: tg.mu is held; the process is not exiting.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending, tg.stopWaiting = 0, 0
 	tg.flushTracedLocked(stopSignals)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears
 		// JOBCTL_STOP_DEQUEUED with it.
 		t.jobctl.clear(jobctlStopPending | jobctlStopInCall | jobctlStopDequeued)
@@ -220,12 +220,12 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-// +checklocksignore: t.tg is tg, which checklocks cannot see.
 func (tg *ThreadGroup) endJobControlLocked() {
 	tg.stopped, tg.stopCode, tg.stopSig = false, 0, 0
 	tg.continued.Store(false)
 	tg.stopPending, tg.pendingSigs, tg.stopWaiting = 0, 0, 0
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		if t.jobctl.has(jobctlExitHeld) {
 			t.releaseExitLocked()
 			continue

@@ -78,10 +78,10 @@ func (t *Task) firstTrappedChildOfThreadLocked(th *Task, sel waitSelector, opts 
 	return best
 }
 
-// isChildLeaderOf reports whether c leads a process whose parent thread is
+// isChildLeaderOf reports whether t leads a process whose parent thread is
 // th: a tracee that th's children scan reports as well.
-func (c *Task) isChildLeaderOf(th *Task) bool {
-	return c == c.tg.leader.Load() && c.tg.parent.Load() == th
+func (t *Task) isChildLeaderOf(th *Task) bool {
+	return t == t.tg.leader.Load() && t.tg.parent.Load() == th
 }
 
 // firstReadyTraceeOfThreadLocked returns the tracee of thread th that
@@ -109,6 +109,7 @@ func (t *Task) firstReadyTraceeOfThreadLocked(th *Task, sel waitSelector, opts i
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
+	c.assertTracerLocked()
 	if t.tracedZombieLocked(c) {
 		return opts&unix.WEXITED != 0
 	}
@@ -125,6 +126,7 @@ func (t *Task) traceeReadyLocked(c *Task, opts int) bool {
 //
 // +checklocks:t.tg.mu
 func (t *Task) tracedZombieLocked(c *Task) bool {
+	c.assertTracerLocked()
 	return c.traceZombie ||
 		c == c.tg.leader.Load() && c.tg.isChildOf(t.tg) && c.tg.exitState.Load() == procZombie
 }
@@ -143,15 +145,15 @@ func (t *Task) reportThreadExitLocked(c *Task) WaitResult {
 }
 
 // exitStatusForTracer returns a zombie thread's exit status. It is read
-// without c.tg.mu, which may not be taken under the tracer's lock: the
+// without t.tg.mu, which may not be taken under the tracer's lock: the
 // thread's own status was fixed under it before the notification that
-// made c a zombie for its tracer, and the group's is published
+// made t a zombie for its tracer, and the group's is published
 // atomically.
-func (c *Task) exitStatusForTracer() int32 {
-	if status, ok := c.tg.groupExitStatus(); ok {
+func (t *Task) exitStatusForTracer() int32 {
+	if status, ok := t.tg.groupExitStatus(); ok {
 		return status
 	}
-	return c.exitCode // +checklocksignore: fixed before the zombie was published
+	return t.exitCode // +checklocksignore: fixed before the zombie was published
 }
 
 // anyTraceeLocked reports whether some tracee matches the wait, ready or
@@ -181,19 +183,10 @@ func (t *Task) anyTraceeLocked(sel waitSelector, opts int) bool {
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceeCountsLocked(c *Task, opts int) bool {
+	c.assertTracerLocked()
 	if c.state.Load() < taskZombie || opts&unix.WEXITED != 0 {
 		return true
 	}
 	delayed := c == c.tg.leader.Load() && !c.traceZombie && c.tg.exitState.Load() == procAlive
 	return delayed && opts&unix.WCONTINUED != 0
 }
-
-// unlinkTraceeLocked is unlinkTracerLocked for a tracee of one of tg's
-// threads.
-//
-// Preconditions: tg.mu is held; c is on tg's tracee list.
-//
-// +checklocks:tg.mu
-// +checklocksignore: c's tracer is a thread of tg, which checklocks cannot
-// see through the tracer pointer.
-func (tg *ThreadGroup) unlinkTraceeLocked(c *Task) { unlinkTracerLocked(c.tracer.Load(), c) }

@@ -40,13 +40,13 @@ func (w *childWait) shouldWake(p *Task) bool {
 	return w.opts&unix.WNOTHREAD == 0 || p.waitParent() == w.t
 }
 
-// waitParent is p->parent: the tracer of a traced task, else its real
+// waitParent is t->parent: the tracer of a traced task, else its real
 // parent.
-func (p *Task) waitParent() *Task {
-	if tracer := p.tracer.Load(); tracer != nil {
+func (t *Task) waitParent() *Task {
+	if tracer := t.tracer.Load(); tracer != nil {
 		return tracer
 	}
-	return p.tg.parent.Load()
+	return t.tg.parent.Load()
 }
 
 // sleepChanLocked puts the waiter on its process's queue if it is not on

@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"tasklist/kernel"
 	"tasklist/lockstat"
 )
 
@@ -69,20 +68,9 @@ func runWorkers(b *testing.B, workers int, op func(w int) error) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 }
 
-// benchKernel returns a fresh kernel; the benchmark fails if it cannot be
-// made.
-func benchKernel(b *testing.B, cfg kernel.Config) *kernel.Kernel {
-	b.Helper()
-	k, err := kernel.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return k
-}
-
 // forkExitWait is one AIM7 fork_test job: fork a child, let it exit, and
 // reap it.
-func forkExitWait(w *kernel.Task) error {
+func forkExitWait(w *Task) error {
 	c, err := w.Fork()
 	if err != nil {
 		return err
@@ -115,10 +103,10 @@ func BenchmarkForkExitWait(b *testing.B) {
 	}{{"workers=1", 1, false}, {"workers=1/lockstat", 1, true}, {"workers=2", 2, false}} {
 		b.Run(variant.name, func(b *testing.B) {
 			defer lockstat.SetStats(lockstat.SetStats(variant.lockstat))
-			k := benchKernel(b, kernel.Config{})
-			ws := make([]*kernel.Task, variant.workers)
+			e := newEnv(b, Config{})
+			ws := make([]*Task, variant.workers)
 			for i := range ws {
-				ws[i] = fork(b, k.Init())
+				ws[i] = e.fork(e.init)
 			}
 			runWorkers(b, variant.workers, func(w int) error { return forkExitWait(ws[w]) })
 		})
@@ -136,18 +124,18 @@ func BenchmarkThreadSpawn(b *testing.B) {
 	for _, mode := range []string{"procs", "threads"} {
 		for _, workers := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/workers=%d", mode, workers), func(b *testing.B) {
-				k := benchKernel(b, kernel.Config{})
-				ws := make([]*kernel.Task, workers)
+				e := newEnv(b, Config{})
+				ws := make([]*Task, workers)
 				for i := range ws {
 					switch {
 					case mode == "procs" || i == 0:
-						ws[i] = fork(b, k.Init())
+						ws[i] = e.fork(e.init)
 					default:
-						ws[i] = clone(b, ws[0], kernel.CloneArgs{Flags: threadFlags})
+						ws[i] = e.thread(ws[0])
 					}
 				}
 				runWorkers(b, workers, func(w int) error {
-					th, err := ws[w].Clone(kernel.CloneArgs{Flags: threadFlags})
+					th, err := ws[w].Clone(CloneArgs{Flags: threadFlags})
 					if err != nil {
 						return err
 					}
@@ -169,12 +157,12 @@ func liveTaskCounts(b *testing.B) []int {
 
 // populate forks n single-threaded processes, children of one holder
 // process under init, that stay alive.
-func populate(b *testing.B, k *kernel.Kernel, n int) {
-	b.Helper()
-	holder := fork(b, k.Init())
+func populate(e *env, n int) {
+	e.t.Helper()
+	holder := e.fork(e.init)
 	for range n {
 		if _, err := holder.Fork(); err != nil {
-			b.Fatalf("populating the table: %v", err)
+			e.t.Fatalf("populating the table: %v", err)
 		}
 	}
 }
@@ -190,17 +178,17 @@ func BenchmarkLiveTaskMemory(b *testing.B) {
 			var perTask float64
 			for range b.N {
 				b.StopTimer()
-				k := benchKernel(b, kernel.Config{PIDMax: 4 << 20})
+				e := newEnv(b, Config{PIDMax: 4 << 20})
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				b.StartTimer()
-				populate(b, k, n)
+				populate(e, n)
 				b.StopTimer()
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				perTask += (float64(after.HeapAlloc) - float64(before.HeapAlloc)) / float64(n)
-				if got := k.RootNamespace().Allocated(); got != n+2 {
+				if got := e.k.RootNamespace().Allocated(); got != n+2 {
 					b.Fatalf("%d pids allocated, want %d", got, n+2)
 				}
 			}
@@ -221,12 +209,12 @@ func BenchmarkForkWithLiveTasks(b *testing.B) {
 	defer lockstat.SetChecking(prev)
 	counts := append([]int{0}, liveTaskCounts(b)[len(liveTaskCounts(b))-1])
 	for _, n := range counts {
-		var w *kernel.Task
+		var w *Task
 		b.Run(fmt.Sprintf("live=%d", n), func(b *testing.B) {
 			if w == nil {
-				k := benchKernel(b, kernel.Config{PIDMax: 4 << 20})
-				populate(b, k, n)
-				w = fork(b, k.Init())
+				e := newEnv(b, Config{PIDMax: 4 << 20})
+				populate(e, n)
+				w = e.fork(e.init)
 				runtime.GC()
 			}
 			runWorkers(b, 1, func(int) error { return forkExitWait(w) })
@@ -240,18 +228,16 @@ func BenchmarkForkWithLiveTasks(b *testing.B) {
 // the test runner (and -race), so a benchmark that broke is noticed
 // without running the benchmarks.
 func TestBenchWorkloadsRun(t *testing.T) {
-	k, init := newKernel(t)
-	w := fork(t, init)
+	e := newEnv(t, Config{})
+	w := e.fork(e.init)
 	for range 10 {
-		if err := forkExitWait(w); err != nil {
-			t.Fatal(err)
-		}
-		th := clone(t, w, kernel.CloneArgs{Flags: threadFlags})
-		mustOK(t, th.Exit(0))
+		mustOK(t, forkExitWait(w))
+		th := e.thread(w)
+		e.exit(th, 0)
 	}
-	mustOK(t, w.Exit(0))
-	if r := waitChild(t, init, w.Getpid(), 0); r.Status != 0 {
+	e.exit(w, 0)
+	if r := e.waitOne(e.init, w.Getpid(), 0); r.Status != 0 {
 		t.Fatalf("status %#x", uint32(r.Status))
 	}
-	expectOnlyInit(t, k, 0)
+	e.wantOnlyInit()
 }

@@ -15,7 +15,7 @@ import (
 // TestCloneFlagValidation_A1_A2_A4 checks copy_process's flag checks, made
 // before anything is allocated (host: every combination → EINVAL).
 func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	before := e.k.RootNamespace().Allocated()
 	for _, tc := range []struct {
@@ -56,11 +56,9 @@ func TestCloneFlagValidation_A1_A2_A4(t *testing.T) {
 // unshare(CLONE_NEWPID) fails too (host: EINVAL, also after the new
 // namespace's init died).
 func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 	_, err := p.Clone(CloneArgs{Flags: threadFlags})
 	errIs(t, "thread after unshare(CLONE_NEWPID)", err, unix.EINVAL)
 	errIs(t, "second unshare(CLONE_NEWPID)", p.Unshare(unix.CLONE_NEWPID), unix.EINVAL)
@@ -75,15 +73,12 @@ func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 		t.Fatalf("unshare(CLONE_VM) single-threaded: %v", err)
 	}
 	// Without CAP_SYS_ADMIN: EPERM.
-	if err := q.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, q.Setuid(1000))
 	errIs(t, "unshare(CLONE_NEWPID) unprivileged", q.Unshare(unix.CLONE_NEWPID), unix.EPERM)
 	_, err = q.Clone(CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
 	errIs(t, "clone(CLONE_NEWPID) unprivileged", err, unix.EPERM)
 	e.exit(q, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.reap(e.init, q.Getpid(), 0, q.Getpid(), exited(0))
 	e.settle()
 }
@@ -91,7 +86,7 @@ func TestCloneThreadAfterUnshareNewPID_A4(t *testing.T) {
 // TestCloneParentFromInit_A3: neither the global init nor a namespace init
 // may make a sibling (host, for a namespace init: EINVAL).
 func TestCloneParentFromInit_A3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	_, err := e.init.Clone(CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)})
 	errIs(t, "CLONE_PARENT from global init", err, unix.EINVAL)
 	p := e.fork(e.init)
@@ -105,93 +100,14 @@ func TestCloneParentFromInit_A3(t *testing.T) {
 	e.exit(th, 0)
 	e.exit(nsInit, 0)
 	e.reap(p, -1, 0, nsInit.PIDIn(e.k.RootNamespace()), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	e.settle()
-}
-
-// TestCloneRlimitNproc_A7 checks RLIMIT_NPROC (host): a user with limit N
-// owns N tasks, threads and unreaped zombies included; the next fork or
-// thread fails with EAGAIN; reaping frees a slot; uid 0 is exempt, and so is
-// a task with CAP_SYS_ADMIN in its effective set (host: setresuid(u, 0, 0)
-// forks past the limit).
-func TestCloneRlimitNproc_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p := e.fork(e.init)
-	if err := p.Setrlimit(unix.RLIMIT_NPROC, RLimit{3, 3}); err != nil {
-		t.Fatal(err)
-	}
-	// uid 0 is exempt: a limit of 3 does not stop root.
-	var rootKids []*Task
-	for range 4 {
-		rootKids = append(rootKids, e.fork(p))
-	}
-	for _, c := range rootKids {
-		e.exit(c, 0)
-		e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
-	}
-	if err := p.Setresuid(4242, 4242, 4242); err != nil {
-		t.Fatal(err)
-	}
-	u := e.k.user(4242)
-	if u.Tasks() != 1 {
-		t.Fatalf("uid 4242 owns %d tasks, want 1", u.Tasks())
-	}
-	a := e.fork(p)
-	b := e.thread(p) // threads count (host)
-	if u.Tasks() != 3 {
-		t.Fatalf("uid 4242 owns %d tasks, want 3", u.Tasks())
-	}
-	_, err := p.Fork()
-	errIs(t, "fork past RLIMIT_NPROC", err, unix.EAGAIN)
-	_, err = p.Clone(CloneArgs{Flags: threadFlags})
-	errIs(t, "thread past RLIMIT_NPROC", err, unix.EAGAIN)
-	if u.Tasks() != 3 {
-		t.Fatalf("a failed fork left its charge: uid 4242 owns %d tasks", u.Tasks())
-	}
-	// An unreaped zombie still counts (host); reaping frees its slot.
-	e.exit(a, 0)
-	_, err = p.Fork()
-	errIs(t, "fork with a zombie unreaped", err, unix.EAGAIN)
-	e.reap(p, a.Getpid(), 0, a.Getpid(), exited(0))
-	c := e.fork(p)
-	// A released thread frees its slot at once.
-	e.exit(b, 0)
-	d := e.thread(p)
-	// CAP_SYS_ADMIN in the effective set exempts (host).
-	q := e.fork(e.init)
-	if err := q.Setrlimit(unix.RLIMIT_NPROC, RLimit{1, 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Setresuid(4242, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	qc := e.fork(q) // uid 4242 now owns 5 tasks, with a limit of 1
-	if err := q.Setresuid(-1, 4242, -1); err != nil {
-		t.Fatal(err)
-	}
-	_, err = q.Fork()
-	errIs(t, "fork past the limit without capabilities", err, unix.EAGAIN)
-
-	for _, x := range []*Task{c, qc, d} {
-		e.exit(x, 0)
-	}
-	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
-	e.reap(q, qc.Getpid(), 0, qc.Getpid(), exited(0))
-	e.exit(q, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
-	e.reap(e.init, q.Getpid(), 0, q.Getpid(), exited(0))
-	if u.Tasks() != 0 {
-		t.Fatalf("uid 4242 owns %d tasks after every task exited", u.Tasks())
-	}
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestCloneThreadLimit_A8: max_threads counts every task not yet released,
 // threads and zombies included.
 func TestCloneThreadLimit_A8(t *testing.T) {
-	e := newLCEnv(t, Config{ThreadLimit: 3})
+	e := newEnv(t, Config{ThreadLimit: 3})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	_, err := p.Fork()
@@ -218,7 +134,7 @@ func TestCloneThreadLimit_A8(t *testing.T) {
 // TestClonePIDPerLevel_A10: a process has one pid per namespace level, each
 // from that level's allocator; it is invisible (0) outside its ancestry.
 func TestClonePIDPerLevel_A10(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	root := e.k.RootNamespace()
 	p := e.fork(e.init)
 	i1 := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
@@ -260,8 +176,7 @@ func TestClonePIDPerLevel_A10(t *testing.T) {
 	if ns1.Allocated() != 0 || ns2.Allocated() != 0 {
 		t.Fatalf("namespaces hold %d and %d pids after their inits died", ns1.Allocated(), ns2.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -270,7 +185,7 @@ func TestClonePIDPerLevel_A10(t *testing.T) {
 // again and again since the restart point is RESERVED_PIDS; with pid 300
 // in use the range is full → EAGAIN though 2..299 are free).
 func TestClonePIDCyclic_A11(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 301})
+	e := newEnv(t, Config{PIDMax: 301})
 	p := e.init
 	for want := 2; want <= 300; want++ {
 		c := e.fork(p)
@@ -295,15 +210,13 @@ func TestClonePIDCyclic_A11(t *testing.T) {
 // fails (an outer level is full), its cursor is reset, so the next fork
 // still makes pid 1, the namespace's init.
 func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 301})
+	e := newEnv(t, Config{PIDMax: 301})
 	p := e.fork(e.init) // pid 2
 	var kids []*Task
 	for range 298 { // pids 3..300: the root level is full
 		kids = append(kids, e.fork(p))
 	}
-	if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 	ns := p.nsForChildren.Load()
 	_, err := p.Fork()
 	errIs(t, "fork with the root level full", err, unix.EAGAIN)
@@ -313,8 +226,7 @@ func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
 	// The cursor has passed RESERVED_PIDS, so only pid 300 can be had
 	// again (host: freeing a lower pid leaves the range full).
 	low := kids[0]
-	e.exit(low, 0)
-	e.reap(p, low.Getpid(), 0, low.Getpid(), exited(0))
+	e.exitReaped(p, 0, low)
 	_, err = p.Fork()
 	errIs(t, "fork with only a pid below RESERVED_PIDS free", err, unix.EAGAIN)
 	last := kids[len(kids)-1]
@@ -343,7 +255,7 @@ func TestCloneFirstPIDResetOnFailure_A12(t *testing.T) {
 // TestCloneLookupNeverSeesEmbryo_A15: a task is findable by pid only once
 // clone has finished building it.
 func TestCloneLookupNeverSeesEmbryo_A15(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	root := e.k.RootNamespace()
 	p := e.fork(e.init)
 	stop := make(chan struct{})
@@ -382,15 +294,14 @@ func TestCloneLookupNeverSeesEmbryo_A15(t *testing.T) {
 	if bad != "" {
 		t.Fatal(bad)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestCloneThread_A16: a thread shares tgid and leader, has no exit signal,
 // has the caller's parent, and is on no children list.
 func TestCloneThread_A16(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	if th.Getpid() != p.Getpid() || th.Gettid() == p.Gettid() || th.tg.Leader() != p {
@@ -413,8 +324,7 @@ func TestCloneThread_A16(t *testing.T) {
 	e.exit(th, 0)
 	e.exit(th2, 0)
 	e.wantWait(e.init, -1, unix.WNOHANG|unix.WALL, nil) // threads are not waitable
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -423,7 +333,7 @@ func TestCloneThread_A16(t *testing.T) {
 // asked for; the caller's wait for it fails with ECHILD; the common parent
 // reaps it.
 func TestCloneParentSibling_A17(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	s := e.clone(c, unix.CLONE_PARENT, unix.SIGUSR2)
@@ -462,34 +372,29 @@ func TestCloneParentSibling_A17(t *testing.T) {
 	e.reap(p, s3.Getpid(), 0, s3.Getpid(), exited(0))
 	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
 	e.reap(p, c2.Getpid(), unix.WALL, c2.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestCloneParentOfOrphanedCaller_A17: CLONE_PARENT by a process whose
 // parent has exited makes a child of its new parent.
 func TestCloneParentOfOrphanedCaller_A17(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	s := e.clone(c, unix.CLONE_PARENT, unix.SIGCHLD)
 	if s.Parent() != e.init || c.Parent() != e.init {
 		t.Fatal("sibling of a reparented caller must be the reaper's child")
 	}
-	e.exit(s, 0)
-	e.exit(c, 0)
-	e.reap(e.init, s.Getpid(), 0, s.Getpid(), exited(0))
-	e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, s, c)
 	e.settle()
 }
 
 // TestCloneChild_A18: the caller is the parent and the exit signal is the
 // one clone was given.
 func TestCloneChild_A18(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	c := e.clone(th, 0, unix.SIGUSR2)
@@ -512,8 +417,7 @@ func TestCloneChild_A18(t *testing.T) {
 	e.reap(p, -1, unix.WCLONE, c.Getpid(), exited(0))
 	e.reap(p, -1, 0, c2.Getpid(), exited(0))
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -521,7 +425,7 @@ func TestCloneChild_A18(t *testing.T) {
 // has_child_subreaper is the parent's has_child_subreaper ||
 // is_child_subreaper.
 func TestCloneInherits_A19(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Setsid(); err != nil {
 		t.Fatal(err)
@@ -552,8 +456,7 @@ func TestCloneInherits_A19(t *testing.T) {
 	e.reap(c, -1, 0, g.Getpid(), exited(0))
 	e.exit(c, 0)
 	e.reap(p, -1, 0, c.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -562,24 +465,19 @@ func TestCloneInherits_A19(t *testing.T) {
 // default-action SIGUSR1 parent-death signal; SIGKILL from its parent in
 // the ancestor namespace kills it).
 func TestCloneNewPIDNamespaceInit_A20(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, tc := range []struct {
 		sig  unix.Signal
 		want unix.WaitStatus
 	}{{unix.SIGUSR1, exited(42)}, {unix.SIGKILL, killed(unix.SIGKILL)}} {
-		if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, e.init.PrctlSetChildSubreaper(true))
 		p := e.fork(e.init)
 		i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 		if i.Namespace().ChildReaper() != i || !i.tg.unkillable || i.Getpid() != 1 {
 			t.Fatal("pid 1 of a new namespace must be its unkillable child reaper")
 		}
-		if err := i.PrctlSetPdeathsig(int(tc.sig)); err != nil {
-			t.Fatal(err)
-		}
-		e.exit(p, 0)
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+		mustOK(t, i.PrctlSetPdeathsig(int(tc.sig)))
+		e.exitReaped(e.init, 0, p)
 		e.k.Quiesce()
 		if tc.sig == unix.SIGUSR1 {
 			if i.Exited() {

@@ -12,7 +12,7 @@ import (
 // only the effective uid clears effective and keeps permitted; regaining
 // euid 0 restores effective from permitted.
 
-func lcCaps(t *testing.T, task *Task, eff, prm bool, what string) {
+func wantCaps(t *testing.T, task *Task, eff, prm bool, what string) {
 	t.Helper()
 	c := task.Creds()
 	if (c.CapEffective == allCaps) != eff || (c.CapEffective == 0) == eff ||
@@ -22,7 +22,7 @@ func lcCaps(t *testing.T, task *Task, eff, prm bool, what string) {
 	}
 }
 
-func lcUIDs(t *testing.T, task *Task, r, e, s uint32) {
+func wantUIDs(t *testing.T, task *Task, r, e, s uint32) {
 	t.Helper()
 	c := task.Creds()
 	if c.UID != r || c.EUID != e || c.SUID != s || c.FSUID != e {
@@ -33,9 +33,9 @@ func lcUIDs(t *testing.T, task *Task, r, e, s uint32) {
 // TestCredsCapabilityDrop_A7 (host): the capability rules of
 // cap_emulate_setxuid, which decide the RLIMIT_NPROC exemption.
 func TestCredsCapabilityDrop_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	lcCaps(t, p, true, true, "root")
+	wantCaps(t, p, true, true, "root")
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -43,18 +43,18 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 		}
 	}
 	must(p.Setresuid(-1, 1000, -1))
-	lcUIDs(t, p, 0, 1000, 0)
-	lcCaps(t, p, false, true, "seteuid(1000)")
+	wantUIDs(t, p, 0, 1000, 0)
+	wantCaps(t, p, false, true, "seteuid(1000)")
 	must(p.Setresuid(-1, 0, -1))
-	lcCaps(t, p, true, true, "seteuid(0) again")
+	wantCaps(t, p, true, true, "seteuid(0) again")
 	must(p.Setresuid(1000, 1000, 0))
-	lcCaps(t, p, false, true, "setresuid(1000, 1000, 0)")
+	wantCaps(t, p, false, true, "setresuid(1000, 1000, 0)")
 	must(p.Setresuid(-1, 0, -1))
-	lcUIDs(t, p, 1000, 0, 0)
-	lcCaps(t, p, true, true, "euid 0 from saved uid 0")
+	wantUIDs(t, p, 1000, 0, 0)
+	wantCaps(t, p, true, true, "euid 0 from saved uid 0")
 	must(p.Setuid(1000)) // privileged: all three
-	lcUIDs(t, p, 1000, 1000, 1000)
-	lcCaps(t, p, false, false, "setuid(1000) from euid 0")
+	wantUIDs(t, p, 1000, 1000, 1000)
+	wantCaps(t, p, false, false, "setuid(1000) from euid 0")
 	errIs(t, "setuid(0) unprivileged", p.Setuid(0), unix.EPERM)
 	errIs(t, "setresuid to a new uid unprivileged", p.Setresuid(-1, 2000, -1), unix.EPERM)
 	errIs(t, "setuid(-1)", p.Setuid(-1), unix.EINVAL)
@@ -63,26 +63,25 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 	// and, for uid 0, restores the effective set (host).
 	q := e.fork(e.init)
 	must(q.Setresuid(1000, 0, 0))
-	lcCaps(t, q, true, true, "setresuid(1000, 0, 0)")
+	wantCaps(t, q, true, true, "setresuid(1000, 0, 0)")
 	must(q.Setresuid(-1, 1000, -1))
-	lcCaps(t, q, false, true, "euid 1000 with saved 0")
+	wantCaps(t, q, false, true, "euid 1000 with saved 0")
 	must(q.Setuid(0))
-	lcUIDs(t, q, 1000, 0, 0)
-	lcCaps(t, q, true, true, "setuid(0) to the saved uid")
+	wantUIDs(t, q, 1000, 0, 0)
+	wantCaps(t, q, true, true, "setuid(0) to the saved uid")
 	// A no-op setresuid succeeds without privilege checks.
 	must(p.Setresuid(1000, 1000, 1000))
 	must(p.Setresuid(-1, -1, -1))
 	// Unprivileged may shuffle among its current ids.
 	r := e.fork(e.init)
 	must(r.Setresuid(1, 2, 3))
-	lcCaps(t, r, false, false, "setresuid(1, 2, 3)")
+	wantCaps(t, r, false, false, "setresuid(1, 2, 3)")
 	must(r.Setresuid(3, 1, 2))
-	lcUIDs(t, r, 3, 1, 2)
+	wantUIDs(t, r, 3, 1, 2)
 	errIs(t, "setresuid to an id not held", r.Setresuid(4, -1, -1), unix.EPERM)
 
 	for _, x := range []*Task{p, q, r} {
-		e.exit(x, 0)
-		e.reap(e.init, x.Getpid(), 0, x.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, x)
 	}
 	e.settle()
 }
@@ -90,86 +89,31 @@ func TestCredsCapabilityDrop_A7(t *testing.T) {
 // TestCredsGid: setgid with CAP_SETGID sets all four gids; without it only
 // to the real or saved gid, changing the effective and fs gid.
 func TestCredsGid(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
-	if err := p.Setgid(50); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setgid(50))
 	if c := p.Creds(); c.GID != 50 || c.EGID != 50 || c.SGID != 50 || c.FSGID != 50 || p.Getgid() != 50 {
 		t.Fatalf("gids %+v", c)
 	}
-	if err := p.Setresgid(50, 60, 70); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setresgid(50, 60, 70))
 	if err := p.Setuid(1000); err != nil { // drops CAP_SETGID
 		t.Fatal(err)
 	}
 	errIs(t, "setgid to a gid not held", p.Setgid(80), unix.EPERM)
 	errIs(t, "setgid(-1)", p.Setgid(-1), unix.EINVAL)
-	if err := p.Setgid(70); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Setgid(70))
 	if c := p.Creds(); c.GID != 50 || c.EGID != 70 || c.SGID != 70 || c.FSGID != 70 || p.Getegid() != 70 {
 		t.Fatalf("gids after unprivileged setgid %+v", c)
 	}
 	errIs(t, "setresgid to a new gid", p.Setresgid(-1, 90, -1), unix.EPERM)
-	if err := p.Setresgid(70, 50, -1); err != nil {
-		t.Fatal(err)
-	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	e.settle()
-}
-
-// TestCredsNprocChargeFollowsRealUID_A7: a task is charged to its real uid;
-// setuid moves the charge, uid 0 is not counted, and a zombie stays charged
-// until it is reaped.
-func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p := e.fork(e.init)
-	th := e.thread(p)
-	a, b := e.k.user(1000), e.k.user(2000)
-	if err := p.Setresuid(1000, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 1 {
-		t.Fatalf("uid 1000 owns %d, want 1: credentials are per thread", a.Tasks())
-	}
-	if err := th.Setresuid(2000, 0, -1); err != nil {
-		t.Fatal(err)
-	}
-	c := e.fork(th) // charged to 2000, exempt through its capabilities
-	if a.Tasks() != 1 || b.Tasks() != 2 || p.Getuid() != 1000 || c.Getuid() != 2000 || c.Geteuid() != 0 {
-		t.Fatalf("uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	if err := c.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 2 || b.Tasks() != 1 {
-		t.Fatalf("after setuid: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	e.exit(c, 0)
-	if a.Tasks() != 2 {
-		t.Fatal("a zombie stays charged until reaped")
-	}
-	e.reap(th, -1, 0, c.Getpid(), exited(0))
-	if err := th.Setresuid(0, -1, -1); err != nil {
-		t.Fatal(err)
-	}
-	if a.Tasks() != 1 || b.Tasks() != 0 {
-		t.Fatalf("uid 0 is not counted: uid 1000 owns %d, uid 2000 owns %d", a.Tasks(), b.Tasks())
-	}
-	e.exitGroup(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	if a.Tasks() != 0 || b.Tasks() != 0 {
-		t.Fatal("charges left after every task exited")
-	}
+	mustOK(t, p.Setresgid(70, 50, -1))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestCredsExitedTask: an exited task can make no credential calls.
 func TestCredsExitedTask(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	e.exit(p, 0)
 	errIs(t, "setuid", p.Setuid(0), unix.ESRCH)

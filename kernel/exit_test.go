@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"errors"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -14,7 +13,7 @@ import (
 // TestExitEndsOnlyThread_B1: exit(2) ends the calling thread; the process
 // lives on, and the code is masked to 8 bits (host: exit(259) → 3).
 func TestExitEndsOnlyThread_B1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	tid := th.Gettid()
@@ -40,7 +39,7 @@ func TestExitEndsOnlyThread_B1(t *testing.T) {
 // TestExitGroupKillsOtherThreads_B2: exit_group kills every other thread,
 // and its code is what the parent sees, whichever thread calls it.
 func TestExitGroupKillsOtherThreads_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	c := e.fork(t2) // t2's child goes to the reaper (init)
@@ -56,67 +55,14 @@ func TestExitGroupKillsOtherThreads_B2(t *testing.T) {
 		t.Fatal("the child of a dead process goes to init")
 	}
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(7))
-	e.exit(c, 0)
-	e.reap(e.init, -1, 0, c.Getpid(), exited(0))
-	e.settle()
-}
-
-// TestExitGroupFirstCodeWins_B2: two concurrent exit_groups; exactly one
-// succeeds and its code is the group's.
-func TestExitGroupFirstCodeWins_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for range 200 {
-		p := e.fork(e.init)
-		t1, t2 := e.thread(p), e.thread(p)
-		var errs [2]error
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); errs[0] = t1.ExitGroup(1) }()
-		go func() { defer wg.Done(); errs[1] = t2.ExitGroup(2) }()
-		wg.Wait()
-		want := exited(1)
-		switch {
-		case errs[0] == nil && errors.Is(errs[1], unix.ESRCH):
-		case errs[1] == nil && errors.Is(errs[0], unix.ESRCH):
-			want = exited(2)
-		default:
-			t.Fatalf("exit_group results %v, %v: exactly one must win", errs[0], errs[1])
-		}
-		e.reap(e.init, -1, 0, p.Getpid(), want)
-	}
-	e.settle()
-}
-
-// TestExitGroupRacesThreadExit_B2_B3: exit_group against another thread's
-// exit. Linux sets SIGNAL_GROUP_EXIT either way, so the parent always sees
-// the exit_group code; with the leader already gone the same holds through
-// B3 when the exiting thread goes first.
-func TestExitGroupRacesThreadExit_B2_B3(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for i := range 300 {
-		p := e.fork(e.init)
-		t1, t2 := e.thread(p), e.thread(p)
-		if i%2 == 1 {
-			e.exit(p, 9) // zombie leader: t1 and t2 are the last threads
-		}
-		var wg sync.WaitGroup
-		wg.Add(2)
-		var err1, err2 error
-		go func() { defer wg.Done(); err1 = t1.Exit(3) }()
-		go func() { defer wg.Done(); err2 = t2.ExitGroup(7) }()
-		wg.Wait()
-		if err2 != nil || (err1 != nil && !errors.Is(err1, unix.ESRCH)) {
-			t.Fatalf("exit %v, exit_group %v", err1, err2)
-		}
-		e.reap(e.init, -1, 0, p.Getpid(), exited(7))
-	}
+	e.exitReaped(e.init, 0, c)
 	e.settle()
 }
 
 // TestExitLastThreadCode_B3 (host): leader exits 0, the last thread exits
 // 5: the parent sees 5<<8.
 func TestExitLastThreadCode_B3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	e.exit(p, 0)
@@ -126,8 +72,7 @@ func TestExitLastThreadCode_B3(t *testing.T) {
 	p = e.fork(e.init)
 	th = e.thread(p)
 	e.exit(th, 5)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -135,7 +80,7 @@ func TestExitLastThreadCode_B3(t *testing.T) {
 // panics); a non-last thread of init may, and init keeps working with its
 // remaining thread as the child reaper.
 func TestExitRootInit_B4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	init := e.init
 	if err := init.Exit(0); !errors.Is(err, ErrInitExit) {
 		t.Fatalf("init exit: %v, want ErrInitExit", err)
@@ -170,9 +115,7 @@ func TestExitRootInit_B4(t *testing.T) {
 	e.exit(g, 0)
 	e.reap(th, -1, 0, g.Getpid(), exited(0))
 	e.k.Quiesce()
-	if err := e.k.CheckInvariants(); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, e.k.CheckInvariants())
 	// init's zombie leader still holds pid 1 and its process group's
 	// numbers; nothing else is left.
 	if n := e.k.RootNamespace().Allocated(); n != e.base+1 {
@@ -183,7 +126,7 @@ func TestExitRootInit_B4(t *testing.T) {
 // TestExitThreadNeverWaitable_B5: an exiting non-leader thread reaps itself
 // and is never visible to wait, even with __WALL.
 func TestExitThreadNeverWaitable_B5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	out := e.blockedWait(e.init, -1, unix.WALL)
 	th := e.thread(p)
@@ -200,7 +143,7 @@ func TestExitThreadNeverWaitable_B5(t *testing.T) {
 // is a silent zombie; WNOHANG says 0, a blocking wait keeps sleeping, and
 // the last thread's exit notifies the parent.
 func TestExitZombieLeaderWithThreads_B6_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	e.exit(p, 0)
@@ -223,7 +166,7 @@ func TestExitZombieLeaderWithThreads_B6_C9(t *testing.T) {
 // zombie leader is reaped when its last thread goes; until then WNOHANG
 // says 0.
 func TestExitZombieLeaderAutoreap_B6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -234,27 +177,7 @@ func TestExitZombieLeaderAutoreap_B6(t *testing.T) {
 	e.wantWait(p, -1, unix.WNOHANG, nil)
 	e.exit(th, 5)
 	e.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	e.settle()
-}
-
-// TestExitLastThreadsConcurrently_B6: the last two threads of a process
-// with a zombie leader exit at once; the parent is notified exactly once.
-func TestExitLastThreadsConcurrently_B6(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for range 300 {
-		p := e.fork(e.init)
-		t1, t2 := e.thread(p), e.thread(p)
-		e.exit(p, 0)
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() { defer wg.Done(); _ = t1.Exit(1) }()
-		go func() { defer wg.Done(); _ = t2.Exit(1) }()
-		wg.Wait()
-		e.reap(e.init, -1, 0, p.Getpid(), exited(1))
-		e.wantWait(e.init, -1, unix.WNOHANG, unix.ECHILD)
-	}
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -263,7 +186,7 @@ func TestExitLastThreadsConcurrently_B6(t *testing.T) {
 // SIGCHLD still has to wait for it (with __WCLONE): only SIGCHLD children
 // are autoreaped.
 func TestExitSignalNotSIGCHLD_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.clone(p, 0, unix.SIGUSR1)
 	e.exit(c, 0)
@@ -291,15 +214,14 @@ func TestExitSignalNotSIGCHLD_B7(t *testing.T) {
 	e.wantWait(p, f.Getpid(), unix.WNOHANG, unix.ECHILD) // autoreaped
 	e.reap(p, u.Getpid(), unix.WCLONE|unix.WNOHANG, u.Getpid(), exited(3))
 	e.wantWait(p, -1, 0, unix.ECHILD)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestExitSignalZero_B7 (host): exit signal 0 sends nothing; the child is
 // a __WCLONE child, invisible to a default wait, and not autoreaped.
 func TestExitSignalZero_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGCHLD), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -308,8 +230,7 @@ func TestExitSignalZero_B7(t *testing.T) {
 	e.exit(c, 2)
 	e.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
 	e.reap(p, -1, unix.WCLONE|unix.WNOHANG, c.Getpid(), exited(2))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -317,7 +238,7 @@ func TestExitSignalZero_B7(t *testing.T) {
 // SIG_DFL) both autoreap SIGCHLD children; a blocked waiter is woken and
 // gets ECHILD once nothing is left.
 func TestExitAutoreap_B7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, act := range []SigAction{
 		{Handler: SigIgn},
 		{Handler: SigHandler, Flags: SaNoCldWait},
@@ -340,8 +261,7 @@ func TestExitAutoreap_B7(t *testing.T) {
 		c = e.fork(p)
 		e.exit(c, 1)
 		e.reap(p, -1, 0, c.Getpid(), exited(1))
-		e.exit(p, 0)
-		e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, p)
 	}
 	e.settle()
 }
@@ -349,18 +269,13 @@ func TestExitAutoreap_B7(t *testing.T) {
 // TestExitKilledByPdeathSignal_C8: a process killed by a signal reports the
 // signal number; a core-dumping signal with RLIMIT_CORE 0 has no core bit.
 func TestExitKilledByPdeathSignal_C8(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, Config{})
+	mustOK(t, e.init.PrctlSetChildSubreaper(true))
 	for _, sig := range []unix.Signal{unix.SIGKILL, unix.SIGTERM, unix.SIGQUIT} {
 		p := e.fork(e.init)
 		c := e.fork(p)
-		if err := c.PrctlSetPdeathsig(int(sig)); err != nil {
-			t.Fatal(err)
-		}
-		e.exit(p, 0)
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+		mustOK(t, c.PrctlSetPdeathsig(int(sig)))
+		e.exitReaped(e.init, 0, p)
 		r := e.reap(e.init, c.Getpid(), 0, c.Getpid(), killed(sig))
 		if r.Code != CLDKilled {
 			t.Fatalf("si_code %d, want CLD_KILLED", r.Code)
@@ -370,109 +285,88 @@ func TestExitKilledByPdeathSignal_C8(t *testing.T) {
 	e.settle()
 }
 
-// TestInvariantCheckerCatchesCorruption: the checker must be able to fail.
-// Each case corrupts one piece of the table and restores it.
-func TestInvariantCheckerCatchesCorruption(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p := e.fork(e.init)
-	th := e.thread(p)
-	z := e.fork(p)
-	e.exit(z, 0) // a zombie on p's ready list
-	if err := p.Setuid(1000); err != nil {
-		t.Fatal(err)
-	}
-	e.check()
-	u := e.k.user(1000)
-	for _, tc := range []struct {
-		name    string
-		corrupt func()
-		restore func()
+// TestExitRaces: threads of one process end it, or clone, at once, over
+// and over. Each case runs its two calls concurrently on threads t1 and
+// t2 of a process p, checks what they returned, and says what p's parent
+// must reap.
+func TestExitRaces(t *testing.T) {
+	for n, tc := range []struct {
+		name   string
+		rounds int
+		race   func(s *stress, i int, p, t1, t2 *Task) unix.WaitStatus
 	}{
-		{"live count", func() { p.tg.mu.Lock(); p.tg.liveThreads++; p.tg.mu.Unlock() },
-			func() { p.tg.mu.Lock(); p.tg.liveThreads--; p.tg.mu.Unlock() }},
-		{"children count", func() { p.tg.mu.Lock(); p.tg.nrChildren[classClone]++; p.tg.mu.Unlock() },
-			func() { p.tg.mu.Lock(); p.tg.nrChildren[classClone]--; p.tg.mu.Unlock() }},
-		{"per-thread children", func() { th.nrChildren.Add(1) }, func() { th.nrChildren.Add(-1) }},
-		{"pid refs", func() { p.pid.Load().refs.Add(1) }, func() { p.pid.Load().refs.Add(-1) }},
-		{"user count", func() { u.shards[0].tasks.Add(1) }, func() { u.shards[0].tasks.Add(-1) }},
-		{"zombie off the ready queue", func() {
-			p.tg.mu.Lock()
-			p.tg.unmarkReadyLocked(z.tg)
-			p.tg.mu.Unlock()
-		}, func() {
-			p.tg.mu.Lock()
-			p.tg.markReadyLocked(z.tg)
-			p.tg.mu.Unlock()
-		}},
-		{"child off the children list", func() {
-			e.init.tg.mu.Lock()
-			e.init.tg.children.remove(p.tg, siblingLinkOf)
-			e.init.tg.mu.Unlock()
-		}, func() {
-			e.init.tg.mu.Lock()
-			e.init.tg.children.pushBack(p.tg, siblingLinkOf)
-			e.init.tg.mu.Unlock()
-		}},
-		{"released task published", func() { th.state.v.Store(int32(taskDead)) }, func() { th.state.v.Store(int32(taskRunning)) }},
-		{"parent closed", func() { e.init.childrenClosed.Store(true) }, func() { e.init.childrenClosed.Store(false) }},
-		{"child reaper", func() { e.k.rootNS.childReaper.Store(p) }, func() { e.k.rootNS.childReaper.Store(e.init) }},
+		{"B2 two exit_groups: exactly one wins and its code is the group's", 200,
+			func(s *stress, _ int, _, t1, t2 *Task) unix.WaitStatus {
+				var errs [2]error
+				s.concurrently(func() { errs[0] = t1.ExitGroup(1) }, func() { errs[1] = t2.ExitGroup(2) })
+				switch {
+				case errs[0] == nil && errors.Is(errs[1], unix.ESRCH):
+					return exited(1)
+				case errs[1] == nil && errors.Is(errs[0], unix.ESRCH):
+					return exited(2)
+				}
+				s.t.Fatalf("exit_group results %v, %v: exactly one must win", errs[0], errs[1])
+				return 0
+			}},
+		// Linux sets SIGNAL_GROUP_EXIT either way; with the leader gone
+		// the same holds through B3 when the exiting thread goes first.
+		{"B2 B3 exit_group against another thread's exit: the group's code", 300,
+			func(s *stress, i int, p, t1, t2 *Task) unix.WaitStatus {
+				if i%2 == 1 {
+					s.exit(p, 9) // zombie leader: t1 and t2 are the last threads
+				}
+				var err1, err2 error
+				s.concurrently(func() { err1 = t1.Exit(3) }, func() { err2 = t2.ExitGroup(7) })
+				if err2 != nil || (err1 != nil && !errors.Is(err1, unix.ESRCH)) {
+					s.t.Fatalf("exit %v, exit_group %v", err1, err2)
+				}
+				return exited(7)
+			}},
+		{"B6 the last two threads beside a zombie leader: one notification", 300,
+			func(s *stress, _ int, p, t1, t2 *Task) unix.WaitStatus {
+				s.exit(p, 0)
+				s.concurrently(func() { _ = t1.Exit(1) }, func() { _ = t2.Exit(1) })
+				return exited(1)
+			}},
+		// The clone either fails (EINTR, or ESRCH once the caller itself
+		// was killed) or made a task before the group exit: a new thread
+		// is killed with its siblings, a new process goes to init.
+		{"B2 exit_group against a clone by another thread", 300,
+			func(s *stress, i int, p, th, _ *Task) unix.WaitStatus {
+				flags := uint64(threadFlags)
+				if i%2 == 1 {
+					flags = 0
+				}
+				var c *Task
+				var cerr error
+				s.concurrently(
+					func() { c, cerr = th.Clone(CloneArgs{Flags: flags, ExitSignal: int(unix.SIGCHLD)}) },
+					func() { expectOK(s.t, p.ExitGroup(2)) })
+				s.k.Quiesce()
+				switch {
+				case cerr == nil && flags != 0:
+					if !c.Exited() {
+						s.t.Fatal("a thread cloned before exit_group survived it")
+					}
+				case cerr == nil:
+					if c.Parent() != s.init {
+						s.t.Fatal("the new process must go to init")
+					}
+					s.exitReaped(s.init, 0, c)
+				case !errors.Is(cerr, unix.EINTR) && !errors.Is(cerr, unix.ESRCH):
+					s.t.Fatalf("clone racing exit_group: %v", cerr)
+				}
+				return exited(2)
+			}},
 	} {
-		tc.corrupt()
-		err := e.k.CheckInvariants()
-		tc.restore()
-		if err == nil {
-			t.Errorf("%s: the checker found nothing wrong", tc.name)
-		}
-		if err := e.k.CheckInvariants(); err != nil {
-			t.Fatalf("%s: restored table fails: %v", tc.name, err)
-		}
-	}
-	e.exit(th, 0)
-	e.reap(p, -1, 0, z.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
-	e.settle()
-}
-
-// TestExitGroupRacesClone_B2: exit_group against a clone by another thread
-// of the same process: the clone either fails (EINTR, or ESRCH once the
-// caller itself was killed) or made a task before the group exit, and then
-// a new thread was killed with its siblings.
-func TestExitGroupRacesClone_B2(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for i := range 300 {
-		p := e.fork(e.init)
-		th := e.thread(p)
-		flags := uint64(threadFlags)
-		if i%2 == 1 {
-			flags = 0
-		}
-		var c *Task
-		var cerr error
-		var wg sync.WaitGroup
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			c, cerr = th.Clone(CloneArgs{Flags: flags, ExitSignal: int(unix.SIGCHLD)})
-		}()
-		go func() { defer wg.Done(); e.exitGroup(p, 2) }()
-		wg.Wait()
-		e.k.Quiesce()
-		switch {
-		case cerr == nil && flags != 0:
-			if !c.Exited() {
-				t.Fatal("a thread cloned before exit_group survived it")
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStress(t, uint64(20+n), Config{})
+			for i := range s.rounds(tc.rounds) {
+				p := s.fork(s.init)
+				t1, t2 := s.thread(p), s.thread(p)
+				s.reap(s.init, -1, 0, p.Getpid(), tc.race(s, i, p, t1, t2))
 			}
-		case cerr == nil:
-			if c.Parent() != e.init {
-				t.Fatal("the new process must go to init")
-			}
-			e.exit(c, 0)
-			e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
-		case !errors.Is(cerr, unix.EINTR) && !errors.Is(cerr, unix.ESRCH):
-			t.Fatalf("clone racing exit_group: %v", cerr)
-		}
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(2))
+			s.end()
+		})
 	}
-	e.settle()
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -16,48 +15,12 @@ import (
 
 // The library under misuse from Go: arguments a caller may get wrong.
 
-// blockingWithNil runs call, which must block in p, on a goroutine of its
-// own; once p sleeps it runs wake and returns call's outcome. A panic in
-// call is returned as an error.
-func (e *lcEnv) blockingWithNil(p *Task, call func() error, wake func()) error {
-	e.t.Helper()
-	out := make(chan error, 1)
-	go func() {
-		defer func() {
-			if r := recover(); r != nil {
-				out <- fmt.Errorf("panic: %v", r)
-			}
-		}()
-		out <- call()
-	}()
-	deadline := time.Now().Add(lcTimeout)
-	for !p.Sleeping() {
-		select {
-		case err := <-out:
-			return fmt.Errorf("returned %v before blocking", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the call never slept")
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-	wake()
-	select {
-	case err := <-out:
-		return err
-	case <-time.After(lcTimeout):
-		e.t.Fatal("the call never returned")
-		return nil
-	}
-}
-
 // TestNilContextIsBackground: every blocking method treats a nil context
 // as context.Background (as net/http treats a nil request context): it
 // sleeps until what it waits for happens, and does not panic.
 func TestNilContextIsBackground(t *testing.T) {
 	var nilCtx context.Context // a caller that passes nil
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	id, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -107,8 +70,10 @@ func TestNilContextIsBackground(t *testing.T) {
 			e.kill(e.init, p, unix.SIGSTOP)
 			e.k.Quiesce()
 		}
-		if err := e.blockingWithNil(p, func() error { return tc.call(p, c) }, func() { tc.wake(p, c) }); err != nil {
-			t.Fatalf("%s with a nil context: %v", tc.name, err) // a panicked call leaves its task armed
+		out := e.blocked(p, tc.name, func() (WaitResult, error) { return WaitResult{}, tc.call(p, c) })
+		tc.wake(p, c)
+		if o := e.result(out); o.err != nil {
+			t.Fatalf("%s with a nil context: %v", tc.name, o.err) // a panicked call leaves its task armed
 		}
 		if !c.Exited() {
 			e.exit(c, 0)
@@ -163,7 +128,7 @@ func TestConfigValidated_A11(t *testing.T) {
 // keeps Linux's defaults for the others (semget works), and the fields it
 // sets take effect.
 func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
-	e := newLCEnv(t, Config{SemLimits: sem.Limits{SEMMSL: 4}})
+	e := newEnv(t, Config{SemLimits: sem.Limits{SEMMSL: 4}})
 	if got, want := e.init.IPCNamespace().Limits(), (sem.Limits{SEMMSL: 4}).WithDefaults(); got != want {
 		t.Fatalf("limits %+v, want %+v", got, want)
 	}
@@ -175,14 +140,11 @@ func TestSemLimitsDefaultFieldByField_H1(t *testing.T) {
 	}
 	// A new IPC namespace gets the same limits.
 	p := e.fork(e.init)
-	if err := p.Unshare(unix.CLONE_NEWIPC); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.Unshare(unix.CLONE_NEWIPC))
 	if got := p.IPCNamespace().Limits().SEMMNI; got != 32000 {
 		t.Fatalf("SEMMNI of a new IPC namespace = %d, want Linux's 32000", got)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -195,7 +157,7 @@ type exitedCall struct {
 
 // exitedCalls calls every syscall-shaped method of Task with arguments
 // that would succeed, or block, for a live caller.
-func exitedCalls(e *lcEnv, semID int) []exitedCall {
+func exitedCalls(e *env, semID int) []exitedCall {
 	ctx := func() context.Context {
 		ctx, cancel := e.ctx()
 		e.t.Cleanup(cancel)
@@ -247,7 +209,7 @@ func exitedCalls(e *lcEnv, semID int) []exitedCall {
 // live thread, or reaped. Accessors without an error result (Getpid,
 // Gettid, Getpgrp, Creds, …) keep answering with the task's last state.
 func TestExitedTaskCallsFailESRCH(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	semID, err := e.init.Semget(unix.IPC_PRIVATE, 1, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -270,9 +232,7 @@ func TestExitedTaskCallsFailESRCH(t *testing.T) {
 
 	tracer := e.fork(e.init)
 	held := e.fork(e.init)
-	if err := tracer.Ptrace(unix.PTRACE_SEIZE, held.Getpid(), 0, unix.PTRACE_O_TRACEEXIT); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, tracer.Ptrace(unix.PTRACE_SEIZE, held.Getpid(), 0, unix.PTRACE_O_TRACEEXIT))
 	e.exit(held, 3) // held at PTRACE_EVENT_EXIT: exiting, not yet a zombie
 	zombie := e.fork(e.init)
 	e.exit(zombie, 4)
@@ -300,9 +260,7 @@ func TestExitedTaskCallsFailESRCH(t *testing.T) {
 		}
 	}
 
-	if err := tracer.Ptrace(unix.PTRACE_DETACH, held.Gettid(), 0, 0); err != nil {
-		t.Fatal(err)
-	}
+	e.ptrace(tracer, unix.PTRACE_DETACH, held, 0)
 	e.exit(thread, 0)
 	e.exit(tracer, 0)
 	e.k.Quiesce()

@@ -11,13 +11,11 @@ import (
 // Behaviours marked "host" were checked on Linux 6.18 with small C
 // programs using unshare(CLONE_NEWPID), fork and waitpid.
 
-func rootPID(e *lcEnv, t *Task) int { return t.PIDIn(e.k.RootNamespace()) }
-
 // TestPIDNSInitDeathZaps_B11: when a namespace's init dies, every other
 // task of the namespace is killed, its zombies are reaped, and the init's
 // parent sees its exit once the namespace is empty.
 func TestPIDNSInitDeathZaps_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -31,17 +29,16 @@ func TestPIDNSInitDeathZaps_B11(t *testing.T) {
 		t.Fatalf("sigaction(SIGKILL): %v", err)
 	}
 	e.exit(i, 3)
-	e.reap(p, -1, 0, rootPID(e, i), exited(3))
+	e.reap(p, -1, 0, e.rootPID(i), exited(3))
 	for _, x := range []*Task{d, dd, th, u, z} {
 		if !x.Exited() {
-			t.Fatalf("task %d survived its namespace's init", rootPID(e, x))
+			t.Fatalf("task %d survived its namespace's init", e.rootPID(x))
 		}
 	}
 	if ns.Allocated() != 0 || !ns.alloc.Disabled() {
 		t.Fatalf("dead namespace holds %d pids", ns.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -51,12 +48,10 @@ func TestPIDNSInitDeathZaps_B11(t *testing.T) {
 // its parent has reaped it (WNOHANG on the init says 0 meanwhile); forks
 // into the dead namespace fail with ENOMEM.
 func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for _, exitedFirst := range []bool{false, true} {
 		p := e.fork(e.init)
-		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-			t.Fatal(err)
-		}
+		mustOK(t, p.Unshare(unix.CLONE_NEWPID))
 		i := e.fork(p)
 		c := e.fork(p)
 		if i.Getpid() != 1 || c.Getpid() != 2 || c.Getppid() != 0 || c.Parent() != p {
@@ -72,16 +67,15 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 		if !c.Exited() {
 			t.Fatal("the init's death must kill the child of the outside parent")
 		}
-		e.wantWait(p, rootPID(e, i), unix.WNOHANG, nil)
+		e.wantWait(p, e.rootPID(i), unix.WNOHANG, nil)
 		_, err := p.Fork()
 		errIs(t, "fork into a dead namespace", err, unix.ENOMEM)
-		e.reap(p, rootPID(e, c), 0, rootPID(e, c), want)
-		e.reap(p, rootPID(e, i), 0, rootPID(e, i), exited(3))
+		e.reap(p, e.rootPID(c), 0, e.rootPID(c), want)
+		e.reap(p, e.rootPID(i), 0, e.rootPID(i), exited(3))
 		_, err = p.Fork()
 		errIs(t, "fork into a dead namespace after it emptied", err, unix.ENOMEM)
 		errIs(t, "unshare(CLONE_NEWPID) again", p.Unshare(unix.CLONE_NEWPID), unix.EINVAL)
-		e.exit(p, 0)
-		e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+		e.exitReaped(e.init, 0, p)
 	}
 	e.settle()
 }
@@ -90,7 +84,7 @@ func TestPIDNSOutsideParent_B11_A13(t *testing.T) {
 // ancestor namespace (SIGKILL overrides SIGNAL_UNKILLABLE from outside),
 // and zaps its own namespace in turn.
 func TestPIDNSNested_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i1 := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	a := e.fork(i1)
@@ -99,12 +93,11 @@ func TestPIDNSNested_B11(t *testing.T) {
 	e.fork(b)
 	ns1, ns2 := i1.Namespace(), i2.Namespace()
 	e.exit(i1, 1)
-	e.reap(p, -1, 0, rootPID(e, i1), exited(1))
+	e.reap(p, -1, 0, e.rootPID(i1), exited(1))
 	if !i2.Exited() || ns1.Allocated() != 0 || ns2.Allocated() != 0 {
 		t.Fatalf("nested namespaces hold %d, %d pids", ns1.Allocated(), ns2.Allocated())
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -113,7 +106,7 @@ func TestPIDNSNested_B11(t *testing.T) {
 // orphans (getppid says 1); the init's parent sees nothing until the last
 // thread's exit zaps the namespace, and then the last thread's code.
 func TestPIDNSInitThreads_B8_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -131,12 +124,11 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 	e.reap(th, b.Getpid(), 0, b.Getpid(), exited(0))
 	e.wantWait(p, -1, unix.WNOHANG, nil)
 	e.exit(th, 4)
-	e.reap(p, -1, 0, rootPID(e, i), exited(4))
+	e.reap(p, -1, 0, e.rootPID(i), exited(4))
 	if !c.Exited() || ns.Allocated() != 0 {
 		t.Fatal("the last init thread's exit must zap the namespace")
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -144,20 +136,16 @@ func TestPIDNSInitThreads_B8_B11(t *testing.T) {
 // exiting either succeed (and the child is killed with the rest) or fail
 // with ENOMEM; the namespace always empties.
 func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for range 100 {
-		p := e.fork(e.init)
-		if err := p.Unshare(unix.CLONE_NEWPID); err != nil {
-			t.Fatal(err)
-		}
-		i := e.fork(p)
+	s := newStress(t, 31, Config{})
+	for range s.rounds(100) {
+		p := s.fork(s.init)
+		mustOK(t, p.Unshare(unix.CLONE_NEWPID))
+		i := s.fork(p)
 		ns := i.Namespace()
-		inner := e.fork(i) // forks from inside too
+		inner := s.fork(i) // forks from inside too
 		var made []*Task
 		var mu sync.Mutex
-		var wg sync.WaitGroup
 		fork := func(from *Task) {
-			defer wg.Done()
 			for range 20 {
 				c, err := from.Fork()
 				if err != nil {
@@ -171,15 +159,11 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 				mu.Unlock()
 			}
 		}
-		wg.Add(2)
-		go fork(p)
-		go fork(inner)
-		e.exit(i, 0)
-		wg.Wait()
-		e.k.Quiesce()
+		s.concurrently(func() { fork(p) }, func() { fork(inner) }, func() { expectOK(t, i.Exit(0)) })
+		s.k.Quiesce()
 		// p reaps everything it made in the namespace, then the init.
 		for {
-			r, err := e.wait4(p, -1, 0)
+			r, err := s.wait4(p, -1, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,17 +179,16 @@ func TestPIDNSForkRacingZap_B11_A13(t *testing.T) {
 		if ns.Allocated() != 0 {
 			t.Fatalf("namespace holds %d pids after its init was reaped", ns.Allocated())
 		}
-		e.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
-		e.exit(p, 0)
-		e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+		s.wantWait(p, -1, unix.WNOHANG, unix.ECHILD)
+		s.exitReaped(s.init, 0, p)
 	}
-	e.settle()
+	s.end()
 }
 
 // TestPIDNSDepthLimit: namespaces nest 32 levels deep (MAX_PID_NS_LEVEL);
 // the 33rd is ENOSPC. Killing the outermost init zaps them all.
 func TestPIDNSDepthLimit(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	cur := p
 	var outer *Task
@@ -222,19 +205,18 @@ func TestPIDNSDepthLimit(t *testing.T) {
 	errIs(t, "33rd level", err, unix.ENOSPC)
 	errIs(t, "unshare at level 32", cur.Unshare(unix.CLONE_NEWPID), unix.ENOSPC)
 	e.exit(outer, 0)
-	e.reap(p, -1, 0, rootPID(e, outer), exited(0))
+	e.reap(p, -1, 0, e.rootPID(outer), exited(0))
 	if !cur.Exited() {
 		t.Fatal("the innermost init survived")
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestPIDNSOwnPIDMax_A10_A11: each level has its own pid_max; a new
 // namespace starts with its parent's.
 func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
-	e := newLCEnv(t, Config{PIDMax: 1000})
+	e := newEnv(t, Config{PIDMax: 1000})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	ns := i.Namespace()
@@ -243,9 +225,7 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 	}
 	errIs(t, "pid_max 300", ns.SetPIDMax(300), unix.EINVAL)
 	errIs(t, "pid_max above the limit", ns.SetPIDMax(4*1024*1024+1), unix.EINVAL)
-	if err := ns.SetPIDMax(301); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, ns.SetPIDMax(301))
 	var kids []*Task
 	for range 299 {
 		kids = append(kids, e.fork(i))
@@ -256,17 +236,15 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 		t.Fatal("the root's pid_max changed")
 	}
 	c2 := e.fork(p) // the root level still has room
-	e.exit(c2, 0)
-	e.reap(p, c2.Getpid(), 0, c2.Getpid(), exited(0))
+	e.exitReaped(p, 0, c2)
 	e.exit(i, 0)
-	e.reap(p, rootPID(e, i), 0, rootPID(e, i), exited(0))
+	e.reap(p, e.rootPID(i), 0, e.rootPID(i), exited(0))
 	for _, c := range kids {
 		if !c.Exited() {
 			t.Fatal("zap missed a child")
 		}
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -277,19 +255,47 @@ func TestPIDNSOwnPIDMax_A10_A11(t *testing.T) {
 // returned. (On Linux whether the caller's reply reaches user space first
 // is a race, so no scenario records it.)
 func TestInjectedKillOfOwnInitReturnsFirst_B11(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	n := e.clone(e.init, unix.CLONE_NEWPID, unix.SIGCHLD)
 	c := e.fork(n)
 	if err := c.Ptrace(unix.PTRACE_ATTACH, 1, 0, 0); err != nil {
 		t.Fatalf("attach to the namespace's init from inside: %v", err)
 	}
-	e.reap(c, 1, unix.WALL, 1, unix.WaitStatus(unix.SIGSTOP)<<8|0x7f)
+	e.reap(c, 1, unix.WALL, 1, stopped(unix.SIGSTOP, 0))
 	if err := c.Ptrace(unix.PTRACE_CONT, 1, 0, uint64(unix.SIGKILL)); err != nil {
 		t.Fatalf("CONT with SIGKILL = %v, want 0", err)
 	}
-	e.reap(e.init, rootPID(e, n), 0, rootPID(e, n), killed(unix.SIGKILL))
+	e.reap(e.init, e.rootPID(n), 0, e.rootPID(n), killed(unix.SIGKILL))
 	if !c.Exited() {
 		t.Fatal("the caller outlived its namespace's init")
 	}
 	e.settle()
+}
+
+// A fork into a namespace whose init has died fails with ENOMEM, but only
+// after alloc_pid has taken a number at every level: the cursors have
+// moved, so the next pid handed out in the outer namespace skips the
+// numbers the failed forks used (corpus a21).
+func TestForkIntoDeadNamespaceUsesPIDs_A13(t *testing.T) {
+	e := newEnv(t, Config{})
+	outer := e.fork(e.init) // pid 2 of the root namespace
+	ns := e.clone(outer, unix.CLONE_NEWPID, unix.SIGCHLD)
+	a := e.fork(ns)
+	mustOK(t, a.Unshare(unix.CLONE_NEWPID))
+	n := e.fork(a)
+	e.exit(n, 0)
+	e.reap(a, n.PIDIn(a.Namespace()), 0, n.PIDIn(a.Namespace()), exited(0))
+	before := e.fork(ns)
+	for range 2 {
+		_, err := a.Fork()
+		errIs(t, "fork into a dead namespace", err, unix.ENOMEM)
+	}
+	after := e.fork(ns)
+	if got, want := after.PIDIn(ns.Namespace()), before.PIDIn(ns.Namespace())+3; got != want {
+		t.Errorf("pid after two failed forks: %d, want %d (each failed fork takes a number)", got, want)
+	}
+	if got, want := e.rootPID(after), e.rootPID(before)+3; got != want {
+		t.Errorf("root-level pid after two failed forks: %d, want %d", got, want)
+	}
+	e.check()
 }

@@ -17,8 +17,8 @@ func TestSharedPIDSpace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newLCEnv(t, Config{PIDSpace: space})
-	b := newLCEnv(t, Config{PIDSpace: space})
+	a := newEnv(t, Config{PIDSpace: space})
+	b := newEnv(t, Config{PIDSpace: space})
 	if a.init.Getpid() != 1 || b.init.Getpid() != 2 {
 		t.Fatalf("inits are pids %d and %d, want 1 and 2", a.init.Getpid(), b.init.Getpid())
 	}

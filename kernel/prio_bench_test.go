@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"flag"
@@ -7,7 +7,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tasklist/kernel"
 	"tasklist/lockstat"
 )
 
@@ -25,12 +24,12 @@ func BenchmarkGetpriorityUser(b *testing.B) {
 	for _, others := range sizes {
 		b.Run(fmt.Sprintf("others=%d", others), func(b *testing.B) {
 			defer lockstat.SetChecking(lockstat.SetChecking(false))
-			k, err := kernel.New(kernel.Config{PIDMax: 4 * 1024 * 1024})
+			k, err := New(Config{PIDMax: 4 * 1024 * 1024})
 			if err != nil {
 				b.Fatal(err)
 			}
 			init := k.Init()
-			spawn := func(uid, n int) *kernel.Task {
+			spawn := func(uid, n int) *Task {
 				p, err := init.Fork()
 				if err != nil {
 					b.Fatal(err)

@@ -1,15 +1,11 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // D6, D9: PTRACE_O_TRACEEXIT holds a thread's exit, whatever ends it, at
@@ -23,36 +19,31 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 			f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, unix.PTRACE_O_TRACEEXIT)
 			switch how {
 			case "exit":
-				mustOK(t, f.th.Exit(9))
+				f.exit(f.th, 9)
 			default:
-				mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL)))
+				f.kill(f.init, f.b, unix.SIGKILL)
 			}
 			f.k.Quiesce()
-			r, err := f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-			f.want("the tracer's wait", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), kernel.CLDTrapped)
-			f.stopped(true, f.th)
+			f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), stopped(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), CLDTrapped)
+			f.wantStopped(true, f.th)
 			if how == "exit" {
 				// The leader lives; the process is untouched by the hold.
-				f.stopped(false, f.b)
+				f.wantStopped(false, f.b)
 			}
-			r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-			f.wantNothing("the parent's wait while the thread is held", r, err)
+			f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
 			switch how {
 			case "tracer exits":
-				mustOK(t, f.a.Exit(0))
+				f.exit(f.a, 0)
 			default:
 				f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			}
 			f.k.Quiesce()
 			if how == "exit" {
-				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), exitedStatus(9), kernel.CLDExited)
+				f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), exited(9), CLDExited)
 			}
 			if how == "SIGKILL" {
-				r, err = f.wait4(f.a, -1, unix.WALL|unix.WNOHANG)
-				f.want("the tracer's wait after CONT", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
-				r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-				f.want("the parent's wait", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+				f.reapCode(f.a, -1, unix.WALL|unix.WNOHANG, f.th.Gettid(), killed(unix.SIGKILL), CLDKilled)
+				f.reapCode(f.init, f.b.Getpid(), unix.WNOHANG, f.b.Getpid(), killed(unix.SIGKILL), CLDKilled)
 			}
 			f.finish()
 		})
@@ -64,21 +55,21 @@ func TestPtraceTraceExitHoldsExit(t *testing.T) {
 // held exit is released once: the process is reaped by its parent with
 // nothing left behind, and no thread is left linked to a dead tracer.
 func TestStressTraceExitVsTracerExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 21))
-	k, init := newKernel(t)
-	for i := range iterations(300) {
-		tracer := fork(t, init)
-		b := fork(t, init)
-		threads := []*kernel.Task{b}
+	s := newStress(t, 21, Config{})
+	s.checkEvery = 0 // the rounds check the invariants mid-race
+	for i := range s.rounds(300) {
+		tracer := s.fork(s.init)
+		b := s.fork(s.init)
+		threads := []*Task{b}
 		for range 3 {
-			threads = append(threads, clone(t, b, kernel.CloneArgs{Flags: threadFlags}))
+			threads = append(threads, s.thread(b))
 		}
 		opts := uint64(unix.PTRACE_O_TRACEEXIT)
 		if i%2 == 1 {
 			opts |= unix.PTRACE_O_EXITKILL // the tracer's exit kills as it releases
 		}
 		for _, th := range threads {
-			mustOK(t, tracer.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, opts))
+			s.ptrace(tracer, unix.PTRACE_SEIZE, th, opts)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		// A thread killed first has no exit of its own to make: ESRCH.
@@ -90,8 +81,8 @@ func TestStressTraceExitVsTracerExit(t *testing.T) {
 		fs := []func(){
 			func() { gone(threads[1].Exit(1)) },
 			func() { gone(threads[2].ExitGroup(2)) },
-			func() { mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGKILL))) },
-			func() { mustNotFail(t, tracer.Exit(0)) },
+			func() { expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGKILL))) },
+			func() { expectOK(t, tracer.Exit(0)) },
 			func() {
 				// The tracer resumes what it finds held, until it dies.
 				for ctx.Err() == nil {
@@ -106,11 +97,35 @@ func TestStressTraceExitVsTracerExit(t *testing.T) {
 				}
 			},
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		cancel()
-		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		reapAll(t, init)
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
+		s.check()
+		s.reapAll(s.init)
 	}
+	s.end()
+}
+
+// do_exit stops at PTRACE_EVENT_EXIT before exit_signals sets PF_EXITING:
+// a thread held there is alive for find_alive_thread and adopts the
+// children of its exiting leader (B8; corpus b82).
+func TestExitEventStopThreadStillAdopts_B8(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	e.ptrace(e.init, unix.PTRACE_SEIZE, th, unix.PTRACE_O_TRACEEXIT)
+	e.exit(th, 5)
+	c := e.fork(p)
+	e.exit(p, 3)
+	e.check()
+	if got := c.Parent(); got != th {
+		t.Fatalf("orphan's parent is %v, want the thread held at PTRACE_EVENT_EXIT", got)
+	}
+	e.ptrace(e.init, unix.PTRACE_CONT, th, 0)
+	e.check()
+	if got := c.Getppid(); got != 1 {
+		t.Fatalf("orphan's parent pid %d after the thread exited, want init's", got)
+	}
+	e.reap(e.init, th.Gettid(), unix.WALL, th.Gettid(), exited(3))
+	e.reap(e.init, p.Getpid(), unix.WALL, p.Getpid(), exited(3))
+	e.check()
 }

@@ -1,12 +1,9 @@
-package kernel_test
+package kernel
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // D10, seed 000: PTRACE_TRACEME races the parent's exit. Either TRACEME
@@ -14,18 +11,18 @@ import (
 // parent exiting and returns 0 without linking; no task is ever left
 // linked to a tracer that has exited (CheckInvariants checks the links).
 func TestStressTracemeVsParentExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 3))
-	k, init := newKernel(t)
-	for i := range iterations(4000) {
-		p := fork(t, init)
-		c := fork(t, p)
+	s := newStress(t, 3, Config{})
+	s.checkEvery = 0 // the rounds check the invariants mid-race
+	for i := range s.rounds(4000) {
+		p := s.fork(s.init)
+		c := s.fork(p)
 		var terr error
-		concurrently(t, rng,
+		s.concurrently(
 			func() { terr = c.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0) },
-			func() { mustOK(t, p.Exit(0)) })
+			func() { s.exit(p, 0) })
 		mustOK(t, terr)
 		if i%64 == 0 {
-			checkInvariants(t, k, "after TRACEME vs exit")
+			s.check()
 		}
 		// The child is init's now, untraced or traced by init (a TRACEME
 		// that found it reparented links it to its new parent); one more
@@ -36,47 +33,45 @@ func TestStressTracemeVsParentExit(t *testing.T) {
 		if err := c.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0); err != unix.EPERM {
 			t.Fatalf("iteration %d: TRACEME of a traced task: %v, want EPERM", i, err)
 		}
-		mustOK(t, c.Exit(0))
-		waitChild(t, init, p.Getpid(), 0)
-		waitChild(t, init, c.Getpid(), 0)
-		expectOnlyInit(t, k, i)
+		s.exit(c, 0)
+		s.waitOne(s.init, p.Getpid(), 0)
+		s.waitOne(s.init, c.Getpid(), 0)
 	}
-	checkInvariants(t, k, "end")
+	s.end()
 }
 
 // ATTACH races the tracer's death by a sibling's exit_group: the tracee
 // is either attached before and detached (and resumed) by exit_ptrace, or
 // not attached at all.
 func TestStressAttachVsTracerExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 4))
-	k, init := newKernel(t)
-	for i := range iterations(1000) {
-		tracer := fork(t, init)
-		sib := clone(t, tracer, kernel.CloneArgs{Flags: threadFlags})
-		target := fork(t, init)
+	s := newStress(t, 4, Config{})
+	s.checkEvery = 0 // the rounds check the invariants mid-race
+	for i := range s.rounds(1000) {
+		tracer := s.fork(s.init)
+		sib := s.thread(tracer)
+		target := s.fork(s.init)
 		var aerr error
-		concurrently(t, rng,
+		s.concurrently(
 			func() { aerr = tracer.Ptrace(unix.PTRACE_SEIZE, target.Getpid(), 0, 0) },
-			func() { mustOK(t, sib.ExitGroup(1)) })
+			func() { s.exitGroup(sib, 1) })
 		if aerr != nil && !isOneOf(aerr, unix.EINTR, unix.ESRCH) {
 			t.Fatalf("iteration %d: SEIZE during the tracer's exit: %v", i, aerr)
 		}
-		checkInvariants(t, k, "after SEIZE vs exit")
-		waitChild(t, init, tracer.Getpid(), 0)
-		mustOK(t, target.Exit(0))
-		waitChild(t, init, target.Getpid(), 0)
-		expectOnlyInit(t, k, i)
+		s.check()
+		s.waitOne(s.init, tracer.Getpid(), 0)
+		s.exitReaped(s.init, 0, target)
 	}
+	s.end()
 }
 
 // D1–D7: the errnos of each request.
 func TestPtraceErrors(t *testing.T) {
-	k, init := newKernel(t)
-	a, b := fork(t, init), fork(t, init)
-	th := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
+	e := newEnv(t, Config{})
+	a, b := e.fork(e.init), e.fork(e.init)
+	th := e.thread(a)
 	for _, tc := range []struct {
 		name       string
-		caller     *kernel.Task
+		caller     *Task
 		req, pid   int
 		addr, data uint64
 		want       error
@@ -87,9 +82,9 @@ func TestPtraceErrors(t *testing.T) {
 		{"SEIZE options", a, unix.PTRACE_SEIZE, b.Getpid(), 0, 1 << 30, unix.EIO},
 		{"CONT untraced", a, unix.PTRACE_CONT, b.Getpid(), 0, 0, unix.ESRCH},
 		{"SEIZE", a, unix.PTRACE_SEIZE, b.Getpid(), 0, 0, nil},
-		{"already traced", init, unix.PTRACE_ATTACH, b.Getpid(), 0, 0, unix.EPERM},
+		{"already traced", e.init, unix.PTRACE_ATTACH, b.Getpid(), 0, 0, unix.EPERM},
 		{"CONT running", a, unix.PTRACE_CONT, b.Getpid(), 0, 0, unix.ESRCH},
-		{"CONT by another", init, unix.PTRACE_CONT, b.Getpid(), 0, 0, unix.ESRCH},
+		{"CONT by another", e.init, unix.PTRACE_CONT, b.Getpid(), 0, 0, unix.ESRCH},
 		{"INTERRUPT", a, unix.PTRACE_INTERRUPT, b.Getpid(), 0, 0, nil},
 		{"DETACH bad signal", a, unix.PTRACE_DETACH, b.Getpid(), 0, 100, unix.EIO},
 		{"unknown request", a, 0x4321, b.Getpid(), 0, 0, unix.EIO},
@@ -97,11 +92,11 @@ func TestPtraceErrors(t *testing.T) {
 		{"TRACEME", b, unix.PTRACE_TRACEME, 0, 0, 0, nil},
 		{"TRACEME twice", b, unix.PTRACE_TRACEME, 0, 0, 0, unix.EPERM},
 	} {
-		k.Quiesce()
+		e.k.Quiesce()
 		if err := tc.caller.Ptrace(tc.req, tc.pid, tc.addr, tc.data); err != tc.want && !(err == nil && tc.want == nil) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
 		}
 	}
-	checkInvariants(t, k, "after the requests")
-	finish(t, k)
+	e.check()
+	e.finish()
 }

@@ -1,14 +1,9 @@
-package kernel_test
+package kernel
 
 import (
-	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // Tracing threads one by one (spec C5–C11, D5–D9): a tracer traces the
@@ -16,115 +11,19 @@ import (
 // that thread by its tid, and the thread's stops and exit are the
 // tracer's. The scenarios d27–d96 record each behaviour on Linux.
 
-// ptraceEventStop is PTRACE_EVENT_STOP.
-const ptraceEventStop = 128
-
-// trapStatus is the status of a ptrace stop for sig, with event in the
-// high byte (0 for a signal-delivery stop or a legacy group-stop trap).
-func trapStatus(sig unix.Signal, event int) unix.WaitStatus {
-	return unix.WaitStatus((event<<8|int(sig))<<8 | 0x7f)
-}
-
-func exitedStatus(code int) unix.WaitStatus { return unix.WaitStatus(code&0xff) << 8 }
-
 // ptFixture is a tracer A, a process B (both init's children) and B's
 // second thread T.
 type ptFixture struct {
-	t        *testing.T
-	k        *kernel.Kernel
-	init     *kernel.Task
-	a, b, th *kernel.Task
+	*env
+	a, b, th *Task
 }
 
 func newPtFixture(t *testing.T) *ptFixture {
 	t.Helper()
-	k, init := newKernel(t)
-	f := &ptFixture{t: t, k: k, init: init, a: fork(t, init), b: fork(t, init)}
-	f.th = clone(t, f.b, kernel.CloneArgs{Flags: threadFlags})
+	e := newEnv(t, Config{})
+	f := &ptFixture{env: e, a: e.fork(e.init), b: e.fork(e.init)}
+	f.th = e.thread(f.b)
 	return f
-}
-
-// finish ends every process the test made, reaps them through init and
-// checks that nothing is left: no zombie thread, no tracer link, no pid.
-func (f *ptFixture) finish(more ...*kernel.Task) {
-	f.t.Helper()
-	for _, p := range append([]*kernel.Task{f.a, f.b}, more...) {
-		if err := p.ExitGroup(0); err != nil && !errors.Is(err, unix.ESRCH) {
-			f.t.Fatalf("clean-up: exit_group of %d: %v", p.Gettid(), err)
-		}
-	}
-	f.k.Quiesce()
-	reapAll(f.t, f.init)
-	expectNoChildren(f.t, f.init)
-	expectOnlyInit(f.t, f.k, 0)
-	checkInvariants(f.t, f.k, "after clean-up")
-}
-
-// ptrace makes a request that must succeed.
-func (f *ptFixture) ptrace(tracer *kernel.Task, req int, target *kernel.Task, data uint64) {
-	f.t.Helper()
-	if err := tracer.Ptrace(req, target.Gettid(), 0, data); err != nil {
-		f.t.Fatalf("ptrace(%#x, %d, data %#x) by %d: %v", req, target.Gettid(), data, tracer.Gettid(), err)
-	}
-}
-
-// ptraceErr makes a request that must fail with want.
-func (f *ptFixture) ptraceErr(tracer *kernel.Task, req, pid int, data uint64, want error) {
-	f.t.Helper()
-	if err := tracer.Ptrace(req, pid, 0, data); !errors.Is(err, want) {
-		f.t.Fatalf("ptrace(%#x, %d, data %#x) by %d: %v, want %v", req, pid, data, tracer.Gettid(), err, want)
-	}
-}
-
-// ptTimeout bounds a blocking wait of a unit test: its calls take
-// microseconds, so a wait still blocked then never ends.
-const ptTimeout = 10 * time.Second
-
-func (f *ptFixture) wait4(w *kernel.Task, pid, opts int) (kernel.WaitResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), ptTimeout)
-	defer cancel()
-	return w.Wait4(ctx, pid, opts)
-}
-
-func (f *ptFixture) waitid(w *kernel.Task, idtype, id, opts int) (kernel.WaitResult, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), ptTimeout)
-	defer cancel()
-	return w.Waitid(ctx, idtype, id, opts)
-}
-
-// want checks a wait's report: pid, status word and si_code.
-func (f *ptFixture) want(what string, r kernel.WaitResult, err error, pid int, status unix.WaitStatus, code int) {
-	f.t.Helper()
-	if err != nil || r.Pid != pid || r.Status != status || r.Code != code {
-		f.t.Fatalf("%s = {pid %d status %#x code %d}, %v; want {pid %d status %#x code %d}",
-			what, r.Pid, uint32(r.Status), r.Code, err, pid, uint32(status), code)
-	}
-}
-
-// wantNothing checks a WNOHANG wait that finds children but none ready.
-func (f *ptFixture) wantNothing(what string, r kernel.WaitResult, err error) {
-	f.t.Helper()
-	if err != nil || r.Pid != 0 {
-		f.t.Fatalf("%s = {pid %d status %#x}, %v; want 0 (nothing ready)", what, r.Pid, uint32(r.Status), err)
-	}
-}
-
-func (f *ptFixture) wantErr(what string, r kernel.WaitResult, err, want error) {
-	f.t.Helper()
-	if !errors.Is(err, want) {
-		f.t.Fatalf("%s = {pid %d status %#x}, %v; want %v", what, r.Pid, uint32(r.Status), err, want)
-	}
-}
-
-// stopped checks Stopped() of each task once pending stops have been taken.
-func (f *ptFixture) stopped(want bool, tasks ...*kernel.Task) {
-	f.t.Helper()
-	f.k.Quiesce()
-	for _, task := range tasks {
-		if got := task.Stopped(); got != want {
-			f.t.Fatalf("tid %d: Stopped() = %v, want %v", task.Gettid(), got, want)
-		}
-	}
 }
 
 // D5 C5 C7 (d85): ATTACH of a non-leader thread stops that thread alone,
@@ -132,18 +31,15 @@ func (f *ptFixture) stopped(want bool, tasks ...*kernel.Task) {
 func TestPtraceThreadAttachStopsOnlyThatThread(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
-	f.stopped(true, f.th)
-	f.stopped(false, f.b)
-	r, err := f.wait4(f.a, -1, 0)
-	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("tracer's second wait4(-1, WNOHANG)", r, err)
-	r, err = f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
-	f.wantNothing("parent's wait4(B, WUNTRACED|WNOHANG)", r, err)
+	f.wantStopped(true, f.th)
+	f.wantStopped(false, f.b)
+	f.reapCode(f.a, -1, 0, f.th.Gettid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
+	f.wantWait(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG, nil)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-	f.stopped(false, f.th, f.b)
+	f.wantStopped(false, f.th, f.b)
 	f.ptraceErr(f.a, unix.PTRACE_CONT, f.th.Gettid(), 0, unix.ESRCH) // D6: no longer stopped
-	checkInvariants(t, f.k, "after CONT")
+	f.check()
 	f.finish()
 }
 
@@ -153,17 +49,17 @@ func TestPtraceThreadAttachStopsOnlyThatThread(t *testing.T) {
 func TestPtraceThreadSeizeWaitidTrapped(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	f.stopped(false, f.th) // SEIZE does not stop
-	mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(unix.SIGUSR1)))
+	f.wantStopped(false, f.th) // SEIZE does not stop
+	f.tgkill(f.init, f.th, unix.SIGUSR1)
 	r, err := f.waitid(f.a, unix.P_PID, f.b.Getpid(), unix.WEXITED|unix.WNOHANG)
 	f.wantErr("waitid(P_PID, B)", r, err, unix.ECHILD)
 	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED)
-	f.want("waitid(P_ALL, WEXITED)", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
-	f.stopped(true, f.th)
-	f.stopped(false, f.b)
+	f.want("waitid(P_ALL, WEXITED)", r, err, f.th.Gettid(), stopped(unix.SIGUSR1, 0), CLDTrapped)
+	f.wantStopped(true, f.th)
+	f.wantStopped(false, f.b)
 	// CONT with 0 drops the (otherwise fatal) SIGUSR1.
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-	f.stopped(false, f.th)
+	f.wantStopped(false, f.th)
 	if f.th.Exited() || f.b.Exited() {
 		t.Fatal("the process died of a signal its tracer dropped")
 	}
@@ -179,16 +75,13 @@ func TestPtraceThreadLeaderPidIsNotTraced(t *testing.T) {
 	for _, req := range []int{unix.PTRACE_INTERRUPT, unix.PTRACE_KILL, unix.PTRACE_DETACH, unix.PTRACE_CONT} {
 		f.ptraceErr(f.a, req, f.b.Getpid(), 0, unix.ESRCH)
 	}
-	r, err := f.wait4(f.a, f.b.Getpid(), unix.WNOHANG)
-	f.wantErr("wait4(B, WNOHANG)", r, err, unix.ECHILD)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("wait4(-1, WNOHANG)", r, err)
+	f.wantWait(f.a, f.b.Getpid(), unix.WNOHANG, unix.ECHILD)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
-	r, err = f.wait4(f.a, -1, 0)
-	f.want("wait4(-1, 0) after INTERRUPT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.reapCode(f.a, -1, 0, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptraceErr(f.a, unix.PTRACE_CONT, f.b.Getpid(), 0, unix.ESRCH)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-	f.stopped(false, f.th, f.b)
+	f.wantStopped(false, f.th, f.b)
 	f.finish()
 }
 
@@ -197,17 +90,13 @@ func TestPtraceThreadLeaderPidIsNotTraced(t *testing.T) {
 func TestPtraceThreadExitReportedToTracer(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	mustOK(t, f.th.Exit(5))
-	r, err := f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
-	f.wantNothing("parent's wait4(-1, WNOHANG|__WALL)", r, err)
-	r, err = f.wait4(f.a, -1, 0)
-	f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), exitedStatus(5), kernel.CLDExited)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantErr("tracer's wait4 after the reap", r, err, unix.ECHILD)
-	mustOK(t, f.b.Exit(1))
-	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(1), kernel.CLDExited)
-	checkInvariants(t, f.k, "end")
+	f.exit(f.th, 5)
+	f.wantWait(f.init, -1, unix.WNOHANG|unix.WALL, nil)
+	f.reapCode(f.a, -1, 0, f.th.Gettid(), exited(5), CLDExited)
+	f.wantWait(f.a, -1, unix.WNOHANG, unix.ECHILD)
+	f.exit(f.b, 1)
+	f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), exited(1), CLDExited)
+	f.check()
 	f.finish()
 }
 
@@ -221,25 +110,21 @@ func TestPtraceThreadZombieHoldsLeader(t *testing.T) {
 		status unix.WaitStatus
 		code   int
 	}{
-		{"exit_group", func(f *ptFixture) { mustOK(f.t, f.b.ExitGroup(3)) }, exitedStatus(3), kernel.CLDExited},
-		{"exit_group by the traced thread", func(f *ptFixture) { mustOK(f.t, f.th.ExitGroup(6)) }, exitedStatus(6), kernel.CLDExited},
-		{"SIGKILL", func(f *ptFixture) { mustOK(f.t, f.init.Kill(f.b.Getpid(), int(unix.SIGKILL))) },
-			unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled},
+		{"exit_group", func(f *ptFixture) { f.exitGroup(f.b, 3) }, exited(3), CLDExited},
+		{"exit_group by the traced thread", func(f *ptFixture) { f.exitGroup(f.th, 6) }, exited(6), CLDExited},
+		{"SIGKILL", func(f *ptFixture) { f.kill(f.init, f.b, unix.SIGKILL) },
+			killed(unix.SIGKILL), CLDKilled},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPtFixture(t)
 			f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
 			tc.end(f)
 			f.k.Quiesce()
-			r, err := f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-			f.wantNothing("parent's wait4(B, WNOHANG) before the tracer reaps", r, err)
-			checkInvariants(t, f.k, "thread a zombie for its tracer")
-			r, err = f.wait4(f.a, -1, 0)
-			f.want("tracer's wait4(-1, 0)", r, err, f.th.Gettid(), tc.status, tc.code)
-			r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-			f.want("parent's wait4(B, WNOHANG) after", r, err, f.b.Getpid(), tc.status, tc.code)
-			r, err = f.wait4(f.a, -1, unix.WNOHANG)
-			f.wantErr("tracer's wait4 after", r, err, unix.ECHILD)
+			f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
+			f.check()
+			f.reapCode(f.a, -1, 0, f.th.Gettid(), tc.status, tc.code)
+			f.reapCode(f.init, f.b.Getpid(), unix.WNOHANG, f.b.Getpid(), tc.status, tc.code)
+			f.wantWait(f.a, -1, unix.WNOHANG, unix.ECHILD)
 			f.finish()
 		})
 	}
@@ -251,16 +136,13 @@ func TestPtraceThreadZombieHoldsLeader(t *testing.T) {
 func TestPtraceThreadStatusAfterLastThreadExit(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	mustOK(t, f.th.Exit(3))
-	mustOK(t, f.b.Exit(0))
-	r, err := f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
-	f.wantNothing("parent's wait4(-1, WNOHANG|__WALL)", r, err)
-	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED|unix.WNOWAIT)
-	f.want("tracer's waitid(WNOWAIT)", r, err, f.th.Gettid(), exitedStatus(0), kernel.CLDExited)
-	r, err = f.wait4(f.a, f.th.Gettid(), unix.WCLONE)
-	f.want("tracer's wait4(T, __WCLONE)", r, err, f.th.Gettid(), exitedStatus(0), kernel.CLDExited)
-	r, err = f.wait4(f.init, -1, unix.WNOHANG|unix.WALL)
-	f.want("parent's wait4(-1, WNOHANG|__WALL)", r, err, f.b.Getpid(), exitedStatus(0), kernel.CLDExited)
+	f.exit(f.th, 3)
+	f.exit(f.b, 0)
+	f.wantWait(f.init, -1, unix.WNOHANG|unix.WALL, nil)
+	r, err := f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED|unix.WNOWAIT)
+	f.want("tracer's waitid(WNOWAIT)", r, err, f.th.Gettid(), exited(0), CLDExited)
+	f.reapCode(f.a, f.th.Gettid(), unix.WCLONE, f.th.Gettid(), exited(0), CLDExited)
+	f.reapCode(f.init, -1, unix.WNOHANG|unix.WALL, f.b.Getpid(), exited(0), CLDExited)
 	f.finish()
 }
 
@@ -270,34 +152,29 @@ func TestPtraceThreadTracerExitReleasesZombie(t *testing.T) {
 	t.Run("process lives", func(t *testing.T) {
 		f := newPtFixture(t)
 		f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-		mustOK(t, f.th.Exit(4))
-		mustOK(t, f.a.Exit(0))
-		r, err := f.wait4(f.init, f.a.Getpid(), 0)
-		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
-		checkInvariants(t, f.k, "after the tracer's exit")
+		f.exit(f.th, 4)
+		f.exit(f.a, 0)
+		f.reapCode(f.init, f.a.Getpid(), 0, f.a.Getpid(), exited(0), CLDExited)
+		f.check()
 		if f.b.Exited() || f.b.Getpid() != f.b.Gettid() {
 			t.Fatal("the process of the released thread did not live on")
 		}
-		mustOK(t, f.b.Exit(8))
-		r, err = f.wait4(f.init, f.b.Getpid(), 0)
-		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(8), kernel.CLDExited)
+		f.exit(f.b, 8)
+		f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), exited(8), CLDExited)
 		f.finish()
 	})
 	t.Run("process exited", func(t *testing.T) {
 		f := newPtFixture(t)
 		f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-		mustOK(t, f.b.ExitGroup(2))
+		f.exitGroup(f.b, 2)
 		f.k.Quiesce()
-		r, err := f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-		f.wantNothing("wait4(B, WNOHANG) while the tracer holds T", r, err)
-		mustOK(t, f.a.Exit(0))
-		r, err = f.wait4(f.init, f.b.Getpid(), 0)
-		f.want("wait4(B)", r, err, f.b.Getpid(), exitedStatus(2), kernel.CLDExited)
-		r, err = f.wait4(f.init, f.a.Getpid(), 0)
-		f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
-		expectNoChildren(t, f.init)
-		expectOnlyInit(t, f.k, 0)
-		checkInvariants(t, f.k, "end")
+		f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
+		f.exit(f.a, 0)
+		f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), exited(2), CLDExited)
+		f.reapCode(f.init, f.a.Getpid(), 0, f.a.Getpid(), exited(0), CLDExited)
+		f.wantWait(f.init, -1, unix.WNOHANG|unix.WALL, unix.ECHILD)
+		f.wantOnlyInit()
+		f.check()
 	})
 }
 
@@ -306,11 +183,9 @@ func TestPtraceThreadTracerExitReleasesZombie(t *testing.T) {
 func TestPtraceThreadExitKill(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, unix.PTRACE_O_EXITKILL)
-	mustOK(t, f.a.Exit(0))
-	r, err := f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
-	r, err = f.wait4(f.init, f.a.Getpid(), 0)
-	f.want("wait4(A)", r, err, f.a.Getpid(), exitedStatus(0), kernel.CLDExited)
+	f.exit(f.a, 0)
+	f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), killed(unix.SIGKILL), CLDKilled)
+	f.reapCode(f.init, f.a.Getpid(), 0, f.a.Getpid(), exited(0), CLDExited)
 	f.finish()
 }
 
@@ -319,36 +194,33 @@ func TestPtraceThreadExitKill(t *testing.T) {
 // it, CONT with 0 drops it.
 func TestPtraceThreadSignalDeliveryStops(t *testing.T) {
 	f := newPtFixture(t)
-	_, err := f.b.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})
+	_, err := f.b.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})
 	mustOK(t, err)
-	_, err = f.b.Sigaction(int(unix.SIGUSR1), kernel.SigAction{Handler: kernel.SigIgn})
+	_, err = f.b.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn})
 	mustOK(t, err)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
 	for _, sig := range []unix.Signal{unix.SIGUSR2, unix.SIGUSR1, unix.SIGTERM} {
-		mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(sig)))
+		f.tgkill(f.init, f.th, sig)
 		r, err := f.wait4(f.a, f.th.Gettid(), 0)
-		f.want("wait4(T) after tgkill("+sig.String()+")", r, err, f.th.Gettid(), trapStatus(sig, 0), kernel.CLDTrapped)
-		f.stopped(true, f.th)
-		f.stopped(false, f.b)
+		f.want("wait4(T) after tgkill("+sig.String()+")", r, err, f.th.Gettid(), stopped(sig, 0), CLDTrapped)
+		f.wantStopped(true, f.th)
+		f.wantStopped(false, f.b)
 		pass := uint64(0)
 		if sig == unix.SIGUSR2 {
 			pass = uint64(sig)
 		}
 		f.ptrace(f.a, unix.PTRACE_CONT, f.th, pass)
-		f.stopped(false, f.th)
+		f.wantStopped(false, f.th)
 		if f.b.Exited() {
 			t.Fatalf("%v: the process died", sig)
 		}
 	}
-	r, err := f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("wait4(-1, WNOHANG) after the stops", r, err)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
 	// SIGKILL is never trapped: the process dies and the thread is the
 	// tracer's zombie.
-	mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(unix.SIGKILL)))
-	r, err = f.wait4(f.a, -1, 0)
-	f.want("wait4(-1) after SIGKILL", r, err, f.th.Gettid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
-	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), unix.WaitStatus(unix.SIGKILL), kernel.CLDKilled)
+	f.tgkill(f.init, f.th, unix.SIGKILL)
+	f.reapCode(f.a, -1, 0, f.th.Gettid(), killed(unix.SIGKILL), CLDKilled)
+	f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), killed(unix.SIGKILL), CLDKilled)
 	f.finish()
 }
 
@@ -368,34 +240,27 @@ func TestPtraceThreadGroupStopTrap(t *testing.T) {
 				f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
 			} else {
 				f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
-				r, err := f.wait4(f.a, -1, 0)
-				f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+				f.reapCode(f.a, -1, 0, f.th.Gettid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
 				f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			}
-			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGSTOP)))
-			r, err := f.wait4(f.a, -1, 0)
-			f.want("tracer's wait4 after SIGSTOP", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, event), kernel.CLDTrapped)
-			f.stopped(true, f.b, f.th)
-			r, err = f.wait4(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG)
-			f.want("parent's wait4(WUNTRACED)", r, err, f.b.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDStopped)
+			f.kill(f.init, f.b, unix.SIGSTOP)
+			f.reapCode(f.a, -1, 0, f.th.Gettid(), stopped(unix.SIGSTOP, event), CLDTrapped)
+			f.wantStopped(true, f.b, f.th)
+			f.reapCode(f.init, f.b.Getpid(), unix.WUNTRACED|unix.WNOHANG, f.b.Getpid(), stopped(unix.SIGSTOP, 0), CLDStopped)
 			f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-			f.stopped(false, f.th)
-			f.stopped(true, f.b)
-			r, err = f.wait4(f.a, -1, unix.WNOHANG)
-			f.wantNothing("tracer's wait4 after CONT", r, err)
-			mustOK(t, f.init.Kill(f.b.Getpid(), int(unix.SIGCONT)))
-			f.stopped(false, f.b)
-			r, err = f.wait4(f.init, f.b.Getpid(), unix.WCONTINUED|unix.WNOHANG)
-			f.want("parent's wait4(WCONTINUED)", r, err, f.b.Getpid(), 0xffff, kernel.CLDContinued)
+			f.wantStopped(false, f.th)
+			f.wantStopped(true, f.b)
+			f.wantWait(f.a, -1, unix.WNOHANG, nil)
+			f.kill(f.init, f.b, unix.SIGCONT)
+			f.wantStopped(false, f.b)
+			f.reapCode(f.init, f.b.Getpid(), unix.WCONTINUED|unix.WNOHANG, f.b.Getpid(), 0xffff, CLDContinued)
 			if seize {
-				r, err = f.wait4(f.a, -1, 0)
-				f.want("tracer's wait4 after SIGCONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+				f.reapCode(f.a, -1, 0, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 				f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 			}
-			f.stopped(false, f.th)
-			r, err = f.wait4(f.a, -1, unix.WNOHANG)
-			f.wantNothing("tracer's last wait4", r, err)
-			checkInvariants(t, f.k, "end")
+			f.wantStopped(false, f.th)
+			f.wantWait(f.a, -1, unix.WNOHANG, nil)
+			f.check()
 			f.finish()
 		})
 	}
@@ -406,38 +271,33 @@ func TestPtraceThreadGroupStopTrap(t *testing.T) {
 func TestPtraceThreadInterruptStopped(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	mustOK(t, f.init.Tgkill(f.b.Getpid(), f.th.Gettid(), int(unix.SIGUSR1)))
+	f.tgkill(f.init, f.th, unix.SIGUSR1)
 	r, err := f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED)
-	f.want("waitid after tgkill", r, err, f.th.Gettid(), trapStatus(unix.SIGUSR1, 0), kernel.CLDTrapped)
+	f.want("waitid after tgkill", r, err, f.th.Gettid(), stopped(unix.SIGUSR1, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	r, err = f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED|unix.WNOHANG)
 	f.wantNothing("waitid after INTERRUPT of a stopped thread", r, err)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	r, err = f.waitid(f.a, unix.P_PID, f.th.Gettid(), unix.WEXITED)
-	f.want("waitid after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
-	f.stopped(true, f.th)
+	f.want("waitid after CONT", r, err, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
+	f.wantStopped(true, f.th)
 	// Two INTERRUPTs of a running thread: one trap, then one more after
 	// CONT (d75).
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
-	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 after two INTERRUPTs", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
-	r, err = f.wait4(f.a, f.th.Gettid(), unix.WNOHANG)
-	f.wantNothing("second wait4", r, err)
+	f.reapCode(f.a, f.th.Gettid(), 0, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
+	f.wantWait(f.a, f.th.Gettid(), unix.WNOHANG, nil)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	f.k.Quiesce()
-	r, err = f.wait4(f.a, f.th.Gettid(), unix.WNOHANG)
-	f.want("wait4 after CONT", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.reapCode(f.a, f.th.Gettid(), unix.WNOHANG, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-	f.stopped(false, f.th, f.b)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("last wait4", r, err)
+	f.wantStopped(false, f.th, f.b)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
 	// Once detached the thread is not traced (ESRCH); attached again
 	// without SEIZE, INTERRUPT is refused (EIO, d16).
 	f.ptrace(f.a, unix.PTRACE_INTERRUPT, f.th, 0)
-	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 before DETACH", r, err, f.th.Gettid(), trapStatus(unix.SIGTRAP, ptraceEventStop), kernel.CLDTrapped)
+	f.reapCode(f.a, f.th.Gettid(), 0, f.th.Gettid(), stopped(unix.SIGTRAP, ptraceEventStop), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_DETACH, f.th, 0)
 	f.ptraceErr(f.a, unix.PTRACE_INTERRUPT, f.th.Gettid(), 0, unix.ESRCH)
 	f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
@@ -451,50 +311,48 @@ func TestPtraceThreadInterruptStopped(t *testing.T) {
 func TestPtraceExecveTrap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		attach func(f *ptFixture, p *kernel.Task) *kernel.Task // returns the tracer
+		attach func(f *ptFixture, p *Task) *Task // returns the tracer
 		want   unix.WaitStatus
 	}{
-		{"ATTACH", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		{"ATTACH", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_ATTACH, p, 0)
-			r, err := f.wait4(f.a, p.Getpid(), 0)
-			f.want("wait4 after ATTACH", r, err, p.Getpid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+			f.reapCode(f.a, p.Getpid(), 0, p.Getpid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
 			f.ptrace(f.a, unix.PTRACE_CONT, p, 0)
 			return f.a
-		}, trapStatus(unix.SIGTRAP, 0)},
-		{"TRACEME", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		}, stopped(unix.SIGTRAP, 0)},
+		{"TRACEME", func(f *ptFixture, p *Task) *Task {
 			mustOK(f.t, p.Ptrace(unix.PTRACE_TRACEME, 0, 0, 0))
 			return f.init
-		}, trapStatus(unix.SIGTRAP, 0)},
-		{"SEIZE with TRACEEXEC", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		}, stopped(unix.SIGTRAP, 0)},
+		{"SEIZE with TRACEEXEC", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_SEIZE, p, unix.PTRACE_O_TRACEEXEC)
 			return f.a
-		}, trapStatus(unix.SIGTRAP, unix.PTRACE_EVENT_EXEC)},
-		{"SEIZE", func(f *ptFixture, p *kernel.Task) *kernel.Task {
+		}, stopped(unix.SIGTRAP, unix.PTRACE_EVENT_EXEC)},
+		{"SEIZE", func(f *ptFixture, p *Task) *Task {
 			f.ptrace(f.a, unix.PTRACE_SEIZE, p, 0)
 			return f.a
 		}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newPtFixture(t)
-			p := fork(t, f.init)
+			p := f.fork(f.init)
 			tracer := tc.attach(f, p)
 			mustOK(t, p.Execve())
 			if tc.want == 0 {
-				f.stopped(false, p)
-				r, err := f.wait4(tracer, -1, unix.WNOHANG)
-				f.wantNothing("wait4 after execve", r, err)
+				f.wantStopped(false, p)
+				f.wantWait(tracer, -1, unix.WNOHANG, nil)
 			} else {
 				r, err := f.waitid(tracer, unix.P_PID, p.Getpid(), unix.WEXITED)
-				f.want("waitid after execve", r, err, p.Getpid(), tc.want, kernel.CLDTrapped)
-				f.stopped(true, p)
+				f.want("waitid after execve", r, err, p.Getpid(), tc.want, CLDTrapped)
+				f.wantStopped(true, p)
 				r, err = f.wait4(f.init, p.Getpid(), unix.WUNTRACED|unix.WNOHANG)
 				if tracer != f.init {
 					f.wantNothing("parent's wait4(WUNTRACED)", r, err)
 				}
 				f.ptrace(tracer, unix.PTRACE_CONT, p, 0)
-				f.stopped(false, p)
+				f.wantStopped(false, p)
 			}
-			f.finish(p)
+			f.finish()
 		})
 	}
 }
@@ -506,21 +364,19 @@ func TestPtraceThreadExecveTakesLeaderPid(t *testing.T) {
 	f := newPtFixture(t)
 	bpid := f.b.Getpid()
 	f.ptrace(f.a, unix.PTRACE_ATTACH, f.th, 0)
-	r, err := f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("wait4 after ATTACH", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
+	f.reapCode(f.a, f.th.Gettid(), 0, f.th.Gettid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
 	mustOK(t, f.th.Execve())
 	if f.th.Gettid() != bpid || f.th.Getpid() != bpid {
 		t.Fatalf("after execve the thread is tid %d pid %d, want %d", f.th.Gettid(), f.th.Getpid(), bpid)
 	}
-	r, err = f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED)
-	f.want("waitid after execve", r, err, bpid, trapStatus(unix.SIGTRAP, 0), kernel.CLDTrapped)
+	r, err := f.waitid(f.a, unix.P_ALL, 0, unix.WEXITED)
+	f.want("waitid after execve", r, err, bpid, stopped(unix.SIGTRAP, 0), CLDTrapped)
 	f.ptrace(f.a, unix.PTRACE_CONT, f.th, 0)
-	f.stopped(false, f.th)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("tracer's last wait4", r, err)
-	checkInvariants(t, f.k, "after the exec")
-	f.finish(f.th) // the thread is the process now
+	f.wantStopped(false, f.th)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
+	f.check()
+	f.finish()
 }
 
 // D5 C5 C9 (d89): one tracer traces both threads; exit_group makes both
@@ -530,16 +386,12 @@ func TestPtraceThreadTraceBothThreads(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.b, 0)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	mustOK(t, f.b.ExitGroup(7))
+	f.exitGroup(f.b, 7)
 	f.k.Quiesce()
-	r, err := f.wait4(f.a, f.b.Getpid(), unix.WNOHANG)
-	f.wantNothing("tracer's wait4(B, WNOHANG)", r, err)
-	r, err = f.wait4(f.a, f.th.Gettid(), 0)
-	f.want("tracer's wait4(T)", r, err, f.th.Gettid(), exitedStatus(7), kernel.CLDExited)
-	r, err = f.wait4(f.a, f.b.Getpid(), 0)
-	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), kernel.CLDExited)
-	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(7), kernel.CLDExited)
+	f.wantWait(f.a, f.b.Getpid(), unix.WNOHANG, nil)
+	f.reapCode(f.a, f.th.Gettid(), 0, f.th.Gettid(), exited(7), CLDExited)
+	f.reapCode(f.a, f.b.Getpid(), 0, f.b.Getpid(), exited(7), CLDExited)
+	f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), exited(7), CLDExited)
 	f.finish()
 }
 
@@ -549,26 +401,22 @@ func TestPtraceThreadTraceBothThreads(t *testing.T) {
 // detaches the tracee, which runs on and may be seized again.
 func TestPtraceThreadTracedByThread(t *testing.T) {
 	f := newPtFixture(t)
-	tracer := clone(t, f.a, kernel.CloneArgs{Flags: threadFlags})
+	tracer := f.thread(f.a)
 	f.ptrace(tracer, unix.PTRACE_ATTACH, f.th, 0)
 	f.k.Quiesce()
-	r, err := f.wait4(f.a, -1, unix.WNOHANG|unix.WNOTHREAD)
-	f.wantErr("sibling's wait4(-1, WNOHANG|__WNOTHREAD)", r, err, unix.ECHILD)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG|unix.WNOWAIT)
+	f.wantWait(f.a, -1, unix.WNOHANG|unix.WNOTHREAD, unix.ECHILD)
+	r, err := f.wait4(f.a, -1, unix.WNOHANG|unix.WNOWAIT)
 	f.wantErr("wait4 with WNOWAIT", r, err, unix.EINVAL) // C2
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.want("sibling's wait4(-1, WNOHANG)", r, err, f.th.Gettid(), trapStatus(unix.SIGSTOP, 0), kernel.CLDTrapped)
-	r, err = f.wait4(tracer, -1, unix.WNOHANG|unix.WNOTHREAD)
-	f.wantNothing("tracer's wait4(-1, WNOHANG|__WNOTHREAD)", r, err)
+	f.reapCode(f.a, -1, unix.WNOHANG, f.th.Gettid(), stopped(unix.SIGSTOP, 0), CLDTrapped)
+	f.wantWait(tracer, -1, unix.WNOHANG|unix.WNOTHREAD, nil)
 	f.ptraceErr(f.a, unix.PTRACE_CONT, f.th.Gettid(), 0, unix.ESRCH)
-	f.stopped(true, f.th)
-	mustOK(t, tracer.Exit(0))
-	f.stopped(false, f.th, f.b)
+	f.wantStopped(true, f.th)
+	f.exit(tracer, 0)
+	f.wantStopped(false, f.th, f.b)
 	f.ptraceErr(f.a, unix.PTRACE_INTERRUPT, f.th.Gettid(), 0, unix.ESRCH)
-	checkInvariants(t, f.k, "after the tracing thread's exit")
+	f.check()
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.th, 0)
-	r, err = f.wait4(f.a, -1, unix.WNOHANG)
-	f.wantNothing("new tracer's wait4(-1, WNOHANG)", r, err)
+	f.wantWait(f.a, -1, unix.WNOHANG, nil)
 	f.finish()
 }
 
@@ -578,18 +426,13 @@ func TestPtraceThreadTracedByThread(t *testing.T) {
 func TestPtraceThreadTracedLeaderDelayedZombie(t *testing.T) {
 	f := newPtFixture(t)
 	f.ptrace(f.a, unix.PTRACE_SEIZE, f.b, 0)
-	mustOK(t, f.b.Exit(1))
+	f.exit(f.b, 1)
 	f.k.Quiesce()
-	r, err := f.wait4(f.a, f.b.Getpid(), unix.WNOHANG)
-	f.wantNothing("tracer's wait4(B, WNOHANG)", r, err)
-	r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-	f.wantNothing("parent's wait4(B, WNOHANG)", r, err)
-	mustOK(t, f.th.Exit(9))
-	r, err = f.wait4(f.init, f.b.Getpid(), unix.WNOHANG)
-	f.wantNothing("parent's wait4(B, WNOHANG) before the tracer", r, err)
-	r, err = f.wait4(f.a, f.b.Getpid(), 0)
-	f.want("tracer's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), kernel.CLDExited)
-	r, err = f.wait4(f.init, f.b.Getpid(), 0)
-	f.want("parent's wait4(B)", r, err, f.b.Getpid(), exitedStatus(9), kernel.CLDExited)
+	f.wantWait(f.a, f.b.Getpid(), unix.WNOHANG, nil)
+	f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
+	f.exit(f.th, 9)
+	f.wantWait(f.init, f.b.Getpid(), unix.WNOHANG, nil)
+	f.reapCode(f.a, f.b.Getpid(), 0, f.b.Getpid(), exited(9), CLDExited)
+	f.reapCode(f.init, f.b.Getpid(), 0, f.b.Getpid(), exited(9), CLDExited)
 	f.finish()
 }

@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -15,14 +14,12 @@ import (
 // live thread of its own process; their parent-death signal fires (a
 // SIGKILL one kills them) and their exit signal is kept.
 func TestReparentToOwnThread_B8_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	keep := e.clone(p, 0, unix.SIGUSR2)
 	doomed := e.fork(p)
-	if err := doomed.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, doomed.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	e.exit(p, 0)
 	e.k.Quiesce()
 	if keep.Parent() != th || keep.Getppid() != p.Getpid() || keep.tg.exitSignal != int32(unix.SIGUSR2) {
@@ -42,15 +39,11 @@ func TestReparentToOwnThread_B8_B9(t *testing.T) {
 // TestReparentSubreaperChain_B8 (host): an orphan goes to the nearest
 // subreaper ancestor; when that one dies too, to the next one up.
 func TestReparentSubreaperChain_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	g := e.fork(e.init)
-	if err := g.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, g.PrctlSetChildSubreaper(true))
 	a := e.fork(g)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
 	b := e.fork(a)
 	m := e.fork(b) // not a subreaper: skipped
 	c := e.fork(m)
@@ -70,19 +63,16 @@ func TestReparentSubreaperChain_B8(t *testing.T) {
 	e.reap(g, m.Getpid(), 0, m.Getpid(), exited(0))
 	e.exit(c, 0)
 	e.reap(g, -1, 0, c.Getpid(), exited(0))
-	e.exit(g, 0)
-	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, g)
 	e.settle()
 }
 
 // TestReparentSubreaperWithZombieLeader_B8 (host): a subreaper whose leader
 // has exited adopts through a live thread.
 func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
 	th := e.thread(a)
 	b := e.fork(a)
 	c := e.fork(b)
@@ -95,8 +85,7 @@ func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 		t.Fatalf("orphan's parent %d, want subreaper %d", c.Getppid(), a.Getpid())
 	}
 	e.reap(th, b.Getpid(), 0, b.Getpid(), exited(0))
-	e.exit(c, 0)
-	e.reap(th, c.Getpid(), 0, c.Getpid(), exited(0))
+	e.exitReaped(th, 0, c)
 	e.exit(th, 0)
 	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
 	e.settle()
@@ -105,14 +94,10 @@ func TestReparentSubreaperWithZombieLeader_B8(t *testing.T) {
 // TestReparentSubreaperOutsideNamespace_B8 (host): a subreaper in an
 // ancestor namespace does not adopt: the namespace's init does.
 func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
-	if err := a.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Unshare(unix.CLONE_NEWPID); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, a.PrctlSetChildSubreaper(true))
+	mustOK(t, a.Unshare(unix.CLONE_NEWPID))
 	i := e.fork(a)
 	b := e.fork(i)
 	c := e.fork(b)
@@ -130,8 +115,7 @@ func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 	e.reap(i, b.Getpid(), 0, b.Getpid(), exited(0))
 	e.exit(i, 0) // zaps c and f
 	e.reap(a, i.PIDIn(e.k.RootNamespace()), 0, i.PIDIn(e.k.RootNamespace()), exited(0))
-	e.exit(a, 0)
-	e.reap(e.init, -1, 0, a.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, a)
 	e.settle()
 }
 
@@ -140,11 +124,9 @@ func TestReparentSubreaperOutsideNamespace_B8(t *testing.T) {
 // so is a live child with another exit signal when it dies later; a reaper
 // that ignores SIGCHLD releases the zombie at once.
 func TestReparentZombieRenotified_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	g := e.fork(e.init)
-	if err := g.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, g.PrctlSetChildSubreaper(true))
 	a := e.fork(g)
 	if _, err := a.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -154,8 +136,7 @@ func TestReparentZombieRenotified_B9(t *testing.T) {
 	u := e.clone(a, 0, unix.SIGUSR1)
 	e.exit(z, 5)
 	e.exit(zu, 7)
-	e.exit(a, 0)
-	e.reap(g, a.Getpid(), 0, a.Getpid(), exited(0))
+	e.exitReaped(g, 0, a)
 	e.reap(g, z.Getpid(), unix.WNOHANG, z.Getpid(), exited(5))
 	e.reap(g, zu.Getpid(), unix.WNOHANG, zu.Getpid(), exited(7)) // no __WCLONE needed now
 	if u.tg.exitSignal != int32(unix.SIGCHLD) {
@@ -177,15 +158,14 @@ func TestReparentZombieRenotified_B9(t *testing.T) {
 		t.Fatal("the reaper ignores SIGCHLD: the zombie must be released")
 	}
 	e.wantWait(g, -1, unix.WNOHANG, unix.ECHILD)
-	e.exit(g, 0)
-	e.reap(e.init, -1, 0, g.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, g)
 	e.settle()
 }
 
 // TestReparentToInit_B8_B9: without subreapers orphans go to init, which
 // reaps them; zombies are re-notified to it.
 func TestReparentToInit_B8_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	z := e.fork(p)
@@ -196,8 +176,7 @@ func TestReparentToInit_B8_B9(t *testing.T) {
 	}
 	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
 	e.reap(e.init, z.Getpid(), 0, z.Getpid(), exited(3))
-	e.exit(c, 0)
-	e.reap(e.init, -1, 0, c.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, c)
 	e.settle()
 }
 
@@ -205,10 +184,8 @@ func TestReparentToInit_B8_B9(t *testing.T) {
 // when the thread that is the parent exits, not inherited by children,
 // ignored when the child ignores it, and fatal when its action is default.
 func TestReparentPdeathSignal_B9(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	if err := e.init.PrctlSetChildSubreaper(true); err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, Config{})
+	mustOK(t, e.init.PrctlSetChildSubreaper(true))
 	p := e.fork(e.init)
 	ign := e.fork(p)
 	if _, err := ign.Sigaction(int(unix.SIGTERM), SigAction{Handler: SigIgn}); err != nil {
@@ -247,47 +224,66 @@ func TestReparentPdeathSignal_B9(t *testing.T) {
 // descendants all exit at once; every orphan ends up with a live adopter
 // and is reaped, and no pid leaks.
 func TestReparentConcurrentExits_B8(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	for round := range 50 {
-		top := e.fork(e.init)
-		if err := top.PrctlSetChildSubreaper(true); err != nil {
-			t.Fatal(err)
-		}
+	s := newStress(t, 30, Config{})
+	for round := range s.rounds(50) {
+		top := s.fork(s.init)
+		mustOK(t, top.PrctlSetChildSubreaper(true))
 		chain := []*Task{top}
 		var leaves []*Task
 		for i := range 6 {
-			c := e.fork(chain[len(chain)-1])
+			c := s.fork(chain[len(chain)-1])
 			if i%2 == round%2 {
-				if err := c.PrctlSetChildSubreaper(true); err != nil {
-					t.Fatal(err)
-				}
+				mustOK(t, c.PrctlSetChildSubreaper(true))
 			}
-			leaves = append(leaves, e.fork(c))
+			leaves = append(leaves, s.fork(c))
 			chain = append(chain, c)
 		}
-		var wg sync.WaitGroup
+		var exits []func()
 		for _, c := range chain[1:] {
-			wg.Add(1)
-			go func() { defer wg.Done(); e.exit(c, 0) }()
+			exits = append(exits, func() { expectOK(t, c.Exit(0)) })
 		}
-		wg.Wait()
-		e.check()
+		s.concurrently(exits...)
+		s.check()
 		for _, l := range leaves {
 			if l.Parent() != top {
 				t.Fatalf("leaf %d ended with parent %d, want the last live subreaper %d",
 					l.Getpid(), l.Getppid(), top.Getpid())
 			}
-			e.exit(l, 0)
+			s.exit(l, 0)
 		}
 		// top reaps the 6 chain members (re-notified zombies) and the 6 leaves.
 		for range 12 {
-			if _, err := e.wait4(top, -1, 0); err != nil {
+			if _, err := s.wait4(top, -1, 0); err != nil {
 				t.Fatal(err)
 			}
 		}
-		e.wantWait(top, -1, unix.WNOHANG, unix.ECHILD)
-		e.exit(top, 0)
-		e.reap(e.init, -1, 0, top.Getpid(), exited(0))
+		s.wantWait(top, -1, unix.WNOHANG, unix.ECHILD)
+		s.exitReaped(s.init, 0, top)
+	}
+	s.end()
+}
+
+// A process's exit hands its zombie child to the process's own parent and
+// makes the process a zombie in one step, as exit_notify does under
+// tasklist_lock: the parent's waiter (a subreaper, so also the reaper), woken by the adopted zombie, must
+// find the exiting process ready too and report it first, since it comes
+// first on the children list (corpus c20; racy before the fix).
+func TestAdoptionAndZombieAtomic_B9_C7(t *testing.T) {
+	e := newEnv(t, Config{})
+	for range 300 {
+		s := e.fork(e.init)
+		mustOK(t, s.PrctlSetChildSubreaper(true))
+		p := e.fork(s)
+		a := e.fork(p)
+		e.exit(a, 5)
+		out := e.blockedWait(s, -1, 0)
+		e.exit(p, 0)
+		if o := e.result(out); o.err != nil || o.r.Task != p {
+			t.Fatalf("woken wait reported %+v, %v; want the exiting parent first", o.r, o.err)
+		}
+		e.reap(s, -1, 0, a.PIDIn(s.Namespace()), exited(5))
+		e.exit(s, 0)
+		e.reap(e.init, -1, 0, s.PIDIn(e.init.Namespace()), exited(0))
 	}
 	e.settle()
 }

@@ -15,7 +15,7 @@ func TestIPCNamespacesFollowThePlan(t *testing.T) {
 	for _, spec := range []string{"scalable", "linux-2.6.35", "gvisor", "linux-2.6.35,sem-lockless-perm"} {
 		t.Run(spec, func(t *testing.T) {
 			p := plan.MustParse(spec, false)
-			e := newLCEnv(t, Config{Plan: p})
+			e := newEnv(t, Config{Plan: p})
 			cloned := e.clone(e.init, unix.CLONE_NEWIPC, unix.SIGCHLD)
 			unshared := e.fork(e.init)
 			if err := unshared.Unshare(unix.CLONE_NEWIPC); err != nil {
@@ -28,8 +28,7 @@ func TestIPCNamespacesFollowThePlan(t *testing.T) {
 				}
 			}
 			for _, c := range []*Task{cloned, unshared} {
-				e.exit(c, 0)
-				e.reap(e.init, c.Getpid(), 0, c.Getpid(), exited(0))
+				e.exitReaped(e.init, 0, c)
 			}
 			e.settle()
 		})

@@ -2,19 +2,18 @@ package kernel
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// awaitOrFail runs Await with a stop that closes after lcTimeout, so that
+// awaitOrFail runs Await with a stop that closes after callTimeout, so that
 // a missed event fails the test instead of hanging it.
 func awaitOrFail(t *testing.T, k *Kernel, what string, cond func() bool) {
 	t.Helper()
 	stop := make(chan struct{})
-	timer := time.AfterFunc(lcTimeout, func() { close(stop) })
+	timer := time.AfterFunc(callTimeout, func() { close(stop) })
 	defer timer.Stop()
 	if !k.Await(stop, cond) {
 		t.Fatalf("Await(%s) was never woken", what)
@@ -25,9 +24,8 @@ func awaitOrFail(t *testing.T, k *Kernel, what string, cond func() bool) {
 // wait4 wakes a watcher, many times over and with more goroutines than
 // processors, so that an event racing the watcher's test is not lost.
 func TestAwaitWakesWhenTaskSleeps(t *testing.T) {
-	for _, procs := range []int{1, 2, 4} {
-		prev := runtime.GOMAXPROCS(procs)
-		e := newLCEnv(t, Config{})
+	atEachGOMAXPROCS(t, func(t *testing.T) {
+		e := newEnv(t, Config{})
 		for range 200 {
 			parent := e.fork(e.init)
 			child := e.fork(parent)
@@ -41,19 +39,17 @@ func TestAwaitWakesWhenTaskSleeps(t *testing.T) {
 			if err := <-res; err != nil {
 				t.Fatalf("wait4: %v", err)
 			}
-			e.exit(parent, 0)
-			e.reap(e.init, parent.Getpid(), 0, parent.Getpid(), exited(0))
+			e.exitReaped(e.init, 0, parent)
 		}
 		e.settle()
-		runtime.GOMAXPROCS(prev)
-	}
+	})
 }
 
 // TestAwaitWakesWhenAsyncWorkEnds checks that Quiesce returns once the
 // exits of killed tasks, which run on goroutines of their own, are done:
 // every victim is then a zombie its parent can reap without waiting.
 func TestAwaitWakesWhenAsyncWorkEnds(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 100 {
 		var pids []int
 		for range 8 {
@@ -77,7 +73,7 @@ func TestAwaitWakesWhenAsyncWorkEnds(t *testing.T) {
 // TestAwaitStop checks that a closed stop ends Await, before cond is
 // tested, and that a condition already true returns at once.
 func TestAwaitStop(t *testing.T) {
-	k := newLCEnv(t, Config{}).k
+	k := newEnv(t, Config{}).k
 	stop := make(chan struct{})
 	close(stop)
 	tested := false

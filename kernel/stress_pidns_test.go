@@ -1,19 +1,13 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"math/rand/v2"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // TestStressForkIntoDyingNamespace races forks into a pid namespace
@@ -23,30 +17,28 @@ import (
 // killed with the namespace: nothing survives, and once the init is gone a
 // fork into the namespace fails with ENOMEM (A13).
 func TestStressForkIntoDyingNamespace(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 6))
-	k, init := newKernel(t)
-	outcomes := map[string]int{}
-	for i := range iterations(300) {
+	s := newStress(t, 6, Config{})
+	for i := range s.rounds(300) {
 		inside := i%2 == 0
-		u := fork(t, init)
-		var n, forker *kernel.Task
+		u := s.fork(s.init)
+		var n, forker *Task
 		if inside {
-			n = clone(t, u, kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
-			forker = fork(t, n)
+			n = s.clone(u, unix.CLONE_NEWPID, unix.SIGCHLD)
+			forker = s.fork(n)
 		} else {
 			mustOK(t, u.Unshare(unix.CLONE_NEWPID))
-			n = fork(t, u)
+			n = s.fork(u)
 			forker = u
 		}
 		ns := n.Namespace()
 		if n.Getpid() != 1 || ns.Level() != 1 {
 			t.Fatalf("iteration %d: namespace init has pid %d at level %d", i, n.Getpid(), ns.Level())
 		}
-		npid := n.PIDIn(k.RootNamespace())
+		npid := n.PIDIn(s.k.RootNamespace())
 
-		var kids []*kernel.Task
+		var kids []*Task
 		var ferr, xerr error
-		concurrently(t, rng,
+		s.concurrently(
 			func() { xerr = n.Exit(0) },
 			func() {
 				for range 3 {
@@ -66,12 +58,12 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		if ferr != nil && !isOneOf(ferr, allowed...) {
 			t.Fatalf("iteration %d (inside %v): fork into a dying namespace: %v", i, inside, ferr)
 		}
-		outcomes[fmt.Sprintf("%d forked, then %v", len(kids), ferr)]++
-		waitOrDump(t, "Quiesce", k.Quiesce)
+		s.count("%d forked, then %v", len(kids), ferr)
+		waitOrDump(t, "Quiesce", s.k.Quiesce)
 		for _, x := range kids {
 			if !x.Exited() {
 				t.Fatalf("iteration %d (inside %v): pid %d forked into the namespace survived its init",
-					i, inside, x.PIDIn(k.RootNamespace()))
+					i, inside, x.PIDIn(s.k.RootNamespace()))
 			}
 		}
 		if inside && !forker.Exited() {
@@ -84,7 +76,7 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		}
 		// The namespace's init finishes exiting only once u has reaped
 		// what it forked into it.
-		reaped := reapAll(t, u)
+		reaped := s.reapAll(u)
 		if st, ok := reaped[npid]; !ok || st != 0 {
 			t.Fatalf("iteration %d: namespace init (pid %d) reaped %v, status %#x; all: %v", i, npid, ok, uint32(st), reaped)
 		}
@@ -92,7 +84,7 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		if !inside {
 			wantReaped += len(kids)
 			for _, x := range kids {
-				st := reaped[x.PIDIn(k.RootNamespace())]
+				st := reaped[x.PIDIn(s.k.RootNamespace())]
 				if !st.Signaled() || st.Signal() != unix.SIGKILL {
 					t.Fatalf("iteration %d: child in the dying namespace has status %#x, want SIGKILL", i, uint32(st))
 				}
@@ -104,18 +96,9 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 		if got := ns.Allocated(); got != 0 {
 			t.Fatalf("iteration %d: dead namespace still has %d pids", i, got)
 		}
-		mustOK(t, u.Exit(0))
-		waitChild(t, init, u.Getpid(), 0)
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		s.exitReaped(s.init, 0, u)
 	}
-	for _, key := range slices.Sorted(maps.Keys(outcomes)) {
-		t.Logf("%5d × %s", outcomes[key], key)
-	}
-	finish(t, k)
+	s.end()
 }
 
 // TestStressNamespaceInitThreadsExit makes the last two threads of a pid
@@ -124,20 +107,19 @@ func TestStressForkIntoDyingNamespace(t *testing.T) {
 // is notified exactly once, after the namespace drained, with the status of
 // one of the two exits.
 func TestStressNamespaceInitThreadsExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 7))
-	k, init := newKernel(t)
-	root := k.RootNamespace()
-	for i := range iterations(300) {
-		u := fork(t, init)
-		n := clone(t, u, kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)})
-		nt := clone(t, n, kernel.CloneArgs{Flags: threadFlags})
-		a := fork(t, n)
-		b := fork(t, a)
+	s := newStress(t, 7, Config{})
+	root := s.k.RootNamespace()
+	for i := range s.rounds(300) {
+		u := s.fork(s.init)
+		n := s.clone(u, unix.CLONE_NEWPID, unix.SIGCHLD)
+		nt := s.thread(n)
+		a := s.fork(n)
+		b := s.fork(a)
 		ns, npid := n.Namespace(), n.PIDIn(root)
 
 		var errs [2]error
-		var kids []*kernel.Task
-		concurrently(t, rng,
+		var kids []*Task
+		s.concurrently(
 			func() { errs[0] = n.Exit(1) },
 			func() { errs[1] = nt.Exit(2) },
 			func() {
@@ -150,30 +132,25 @@ func TestStressNamespaceInitThreadsExit(t *testing.T) {
 				}
 			})
 		mustOK(t, errors.Join(errs[:]...))
-		waitOrDump(t, "Quiesce", k.Quiesce)
+		waitOrDump(t, "Quiesce", s.k.Quiesce)
 		for _, x := range append(kids, a, b) {
 			if !x.Exited() {
 				t.Fatalf("iteration %d: pid %d of the namespace survived its init", i, x.PIDIn(root))
 			}
 		}
 		// The namespace is dead but its zombie init is not reaped yet.
-		checkInvariants(t, k, fmt.Sprintf("iteration %d, before the init is reaped", i))
-		r := waitChild(t, u, npid, 0)
+		s.check()
+		r := s.waitOne(u, npid, 0)
 		if !r.Status.Exited() || r.Status.ExitStatus() != 1 && r.Status.ExitStatus() != 2 {
 			t.Fatalf("iteration %d: namespace init's status %#x, want exit 1 or 2", i, uint32(r.Status))
 		}
-		expectNoChildren(t, u)
+		s.wantWait(u, -1, unix.WNOHANG|unix.WALL, unix.ECHILD)
 		if got := ns.Allocated(); got != 0 {
 			t.Fatalf("iteration %d: dead namespace still has %d pids", i, got)
 		}
-		mustOK(t, u.Exit(0))
-		waitChild(t, init, u.Getpid(), 0)
-		expectOnlyInit(t, k, i)
-		if i%16 == 0 {
-			checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
-		}
+		s.exitReaped(s.init, 0, u)
 	}
-	finish(t, k)
+	s.end()
 }
 
 // TestStressWaitByPidVsClone races wait4 and waitid for one pid against
@@ -182,14 +159,11 @@ func TestStressNamespaceInitThreadsExit(t *testing.T) {
 // clone has not published does not exist for wait, and init is nobody's
 // child here.
 func TestStressWaitByPidVsClone(t *testing.T) {
-	k, init := newKernel(t)
-	forker, waiter := fork(t, init), fork(t, init)
+	s := newStress(t, 8, Config{})
+	forker, waiter := s.fork(s.init), s.fork(s.init)
 	var next atomic.Int64
 	next.Store(int64(waiter.Getpid() + 1))
-	var wg sync.WaitGroup
-	var stop atomic.Bool
-	wg.Go(func() {
-		defer stop.Store(true)
+	fork := func() {
 		for range iterations(4000) {
 			c, err := forker.Fork()
 			if err != nil {
@@ -206,20 +180,19 @@ func TestStressWaitByPidVsClone(t *testing.T) {
 				return
 			}
 		}
-	})
-	wg.Go(func() {
-		for !stop.Load() {
-			pid := int(next.Load())
-			for _, p := range []int{pid, pid + 1, 1} {
-				if r, err := waiter.Wait4(context.Background(), p, unix.WNOHANG|unix.WALL); !errors.Is(err, unix.ECHILD) {
-					t.Errorf("wait4(%d) by a process without children: %+v, %v", p, r, err)
-				}
-				if r, err := waiter.Waitid(context.Background(), unix.P_PID, p, unix.WNOHANG|unix.WEXITED); !errors.Is(err, unix.ECHILD) {
-					t.Errorf("waitid(P_PID, %d) by a process without children: %+v, %v", p, r, err)
-				}
+	}
+	waitByPid := func() error {
+		pid := int(next.Load())
+		for _, p := range []int{pid, pid + 1, 1} {
+			if r, err := waiter.Wait4(context.Background(), p, unix.WNOHANG|unix.WALL); !errors.Is(err, unix.ECHILD) {
+				return fmt.Errorf("wait4(%d) by a process without children: %+v, %v", p, r, err)
+			}
+			if r, err := waiter.Waitid(context.Background(), unix.P_PID, p, unix.WNOHANG|unix.WEXITED); !errors.Is(err, unix.ECHILD) {
+				return fmt.Errorf("waitid(P_PID, %d) by a process without children: %+v, %v", p, r, err)
 			}
 		}
-	})
-	waitOrDump(t, "forker and waiter", wg.Wait)
-	finish(t, k)
+		return nil
+	}
+	s.whileMoving([]func(){fork}, []func() error{waitByPid})
+	s.end()
 }

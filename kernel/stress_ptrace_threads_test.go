@@ -1,17 +1,13 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
-
-	"tasklist/kernel"
 )
 
 // Races around tracers of single threads (D5–D10, C5–C11). Each round ends
@@ -21,10 +17,10 @@ import (
 // reportLog collects what a tracer's waits report, from any goroutine.
 type reportLog struct {
 	mu      sync.Mutex
-	reports []kernel.WaitResult
+	reports []WaitResult
 }
 
-func (l *reportLog) add(r kernel.WaitResult) {
+func (l *reportLog) add(r WaitResult) {
 	l.mu.Lock()
 	l.reports = append(l.reports, r)
 	l.mu.Unlock()
@@ -50,23 +46,22 @@ func (s *seizedSet) add(tid int) {
 // it had not reaped when it died is released (D8, D9), and init reaps the
 // process exactly once, with exit_group's code.
 func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 21))
-	k, init := newKernel(t)
+	s := newStress(t, 21, Config{})
+	s.checkEvery = 1
 	const nThreads = 3
-	outcomes := map[string]int{}
-	for i := range iterations(300) {
-		a := fork(t, init)
-		waiter := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
-		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
-		keep := fork(t, a) // a child, so that the waiter never gets ECHILD
-		b := fork(t, init)
-		threads := make([]*kernel.Task, nThreads)
+	for i := range s.rounds(300) {
+		a := s.fork(s.init)
+		waiter := s.thread(a)
+		killer := s.thread(a)
+		keep := s.fork(a) // a child, so that the waiter never gets ECHILD
+		b := s.fork(s.init)
+		threads := make([]*Task, nThreads)
 		for j := range threads {
-			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+			threads[j] = s.thread(b)
 		}
 		targets := threads
 		if i%2 == 1 {
-			targets = append([]*kernel.Task{b}, threads...)
+			targets = append([]*Task{b}, threads...)
 		}
 		exitKill := i%4 == 3
 		killTracer := i%3 == 0 // by SIGKILL from init rather than a sibling's exit_group
@@ -76,8 +71,8 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 		}
 		seized := &seizedSet{tids: map[int]bool{}}
 		var log reportLog
-		order := rng.Perm(len(targets))
-		delay := rng.IntN(3 * len(targets)) // lets the tracer seize a few before it dies
+		order := s.rng.Perm(len(targets))
+		delay := s.rng.IntN(3 * len(targets)) // lets the tracer seize a few before it dies
 		fs := []func(){
 			func() { // the tracer
 				for _, th := range order {
@@ -110,7 +105,7 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 					runtime.Gosched()
 				}
 				if killTracer {
-					mustNotFail(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+					expectOK(t, s.init.Kill(a.Getpid(), int(unix.SIGKILL)))
 				} else if err := killer.ExitGroup(9); err != nil && !errors.Is(err, unix.ESRCH) {
 					t.Errorf("iteration %d: exit_group of the tracer: %v", i, err)
 				}
@@ -128,11 +123,11 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 				}
 			})
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		if t.Failed() {
 			t.FailNow()
 		}
-		k.Quiesce()
+		s.k.Quiesce()
 		// What the tracer reaped: seized threads, each once, with its own
 		// code or the group's (or SIGKILL from EXITKILL).
 		codes := map[int]int{b.Gettid(): 2}
@@ -147,35 +142,32 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 				t.Fatalf("iteration %d: the tracer reaped pid %d, which it never seized (seized %v)", i, r.Pid, seized.tids)
 			case seen[r.Pid]:
 				t.Fatalf("iteration %d: the tracer reaped %d twice", i, r.Pid)
-			case r.Status == exitedStatus(own) && r.Code == kernel.CLDExited,
-				r.Status == exitedStatus(2) && r.Code == kernel.CLDExited,
-				exitKill && r.Status == unix.WaitStatus(unix.SIGKILL) && r.Code == kernel.CLDKilled:
+			case r.Status == exited(own) && r.Code == CLDExited,
+				r.Status == exited(2) && r.Code == CLDExited,
+				exitKill && r.Status == killed(unix.SIGKILL) && r.Code == CLDKilled:
 			default:
 				t.Fatalf("iteration %d: tracer's report of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
 			}
 			seen[r.Pid] = true
 		}
-		outcomes[fmt.Sprintf("%d seized, %d reaped by the tracer", len(seized.tids), len(log.reports))]++
-		mustOK(t, keep.Exit(0))
-		got := reapAll(t, init)
-		wantA := exitedStatus(9)
+		s.count("%d seized, %d reaped by the tracer", len(seized.tids), len(log.reports))
+		s.exit(keep, 0)
+		got := s.reapAll(s.init)
+		wantA := exited(9)
 		if killTracer {
-			wantA = unix.WaitStatus(unix.SIGKILL)
+			wantA = killed(unix.SIGKILL)
 		}
 		if st, ok := got[a.Getpid()]; !ok || st != wantA {
 			t.Fatalf("iteration %d: init reaped the tracer with %#x (found %v), want %#x", i, uint32(st), ok, uint32(wantA))
 		}
-		if st, ok := got[b.Getpid()]; !ok || !(st == exitedStatus(2) || exitKill && st == unix.WaitStatus(unix.SIGKILL)) {
+		if st, ok := got[b.Getpid()]; !ok || !(st == exited(2) || exitKill && st == killed(unix.SIGKILL)) {
 			t.Fatalf("iteration %d: init reaped the tracee's process with %#x (found %v)", i, uint32(st), ok)
 		}
 		if st, ok := got[keep.Getpid()]; !ok || st != 0 || len(got) != 3 {
 			t.Fatalf("iteration %d: init reaped %v, want the tracer, the tracee's process and the tracer's child", i, got)
 		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
 	}
-	t.Logf("outcomes: %v", outcomes)
+	s.end()
 }
 
 // TestStressPtraceThreadStopContVsTracer races SIGSTOP and SIGCONT to a
@@ -186,40 +178,39 @@ func TestStressPtraceThreadSeizeVsExit(t *testing.T) {
 // Once the tracer is gone and a last SIGCONT delivered, no thread of the
 // process is stopped (D9: exit_ptrace resumes its tracees).
 func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 22))
-	k, init := newKernel(t)
-	evStop := func(sig unix.Signal) unix.WaitStatus { return trapStatus(sig, ptraceEventStop) }
+	s := newStress(t, 22, Config{})
+	s.checkEvery = 1
+	evStop := func(sig unix.Signal) unix.WaitStatus { return stopped(sig, ptraceEventStop) }
 	allowed := map[unix.WaitStatus]bool{
-		trapStatus(unix.SIGSTOP, 0): true, trapStatus(unix.SIGCONT, 0): true,
+		stopped(unix.SIGSTOP, 0): true, stopped(unix.SIGCONT, 0): true,
 		evStop(unix.SIGSTOP): true, evStop(unix.SIGTRAP): true,
 	}
-	outcomes := map[string]int{}
-	for i := range iterations(300) {
-		a := fork(t, init)
-		killer := clone(t, a, kernel.CloneArgs{Flags: threadFlags})
-		b := fork(t, init)
-		threads := []*kernel.Task{clone(t, b, kernel.CloneArgs{Flags: threadFlags}), clone(t, b, kernel.CloneArgs{Flags: threadFlags})}
+	for i := range s.rounds(300) {
+		a := s.fork(s.init)
+		killer := s.thread(a)
+		b := s.fork(s.init)
+		threads := []*Task{s.thread(b), s.thread(b)}
 		seize := i%2 == 0
 		for _, th := range threads {
 			if seize {
-				mustOK(t, a.Ptrace(unix.PTRACE_SEIZE, th.Gettid(), 0, 0))
+				s.ptrace(a, unix.PTRACE_SEIZE, th, 0)
 				continue
 			}
-			mustOK(t, a.Ptrace(unix.PTRACE_ATTACH, th.Gettid(), 0, 0))
-			if r := waitChild(t, a, th.Gettid(), unix.WALL); r.Status != trapStatus(unix.SIGSTOP, 0) {
+			s.ptrace(a, unix.PTRACE_ATTACH, th, 0)
+			if r := s.waitOne(a, th.Gettid(), unix.WALL); r.Status != stopped(unix.SIGSTOP, 0) {
 				t.Fatalf("iteration %d: ATTACH reported %#x", i, uint32(r.Status))
 			}
-			mustOK(t, a.Ptrace(unix.PTRACE_CONT, th.Gettid(), 0, 0))
+			s.ptrace(a, unix.PTRACE_CONT, th, 0)
 		}
 		tracerDies := i%3 != 2
 		var detached int
-		tracerRng := subRand(rng)
+		tracerRng := s.subRand()
 		fs := []func(){
 			func() { // job control from init
 				for range 3 {
-					mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGSTOP)))
+					expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGSTOP)))
 					runtime.Gosched()
-					mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
+					expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGCONT)))
 				}
 			},
 			func() { // the tracer resumes or detaches what it is told of
@@ -238,7 +229,7 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 						runtime.Gosched()
 						continue
 					}
-					if !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+					if !allowed[r.Status] || r.Code != CLDTrapped {
 						t.Errorf("iteration %d: tracer told of %d: status %#x code %d", i, r.Pid, uint32(r.Status), r.Code)
 						return
 					}
@@ -261,39 +252,36 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 		if tracerDies {
 			fs = append(fs, func() {
 				if i%2 == 1 {
-					mustNotFail(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+					expectOK(t, s.init.Kill(a.Getpid(), int(unix.SIGKILL)))
 				} else if err := killer.ExitGroup(0); err != nil && !errors.Is(err, unix.ESRCH) {
 					t.Errorf("iteration %d: exit_group of the tracer: %v", i, err)
 				}
 			})
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		if t.Failed() {
 			t.FailNow()
 		}
 		if !tracerDies {
-			mustOK(t, init.Kill(a.Getpid(), int(unix.SIGKILL)))
+			s.kill(s.init, a, unix.SIGKILL)
 		}
-		checkInvariants(t, k, fmt.Sprintf("iteration %d, tracer gone", i))
-		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
-		k.Quiesce()
-		for _, th := range append([]*kernel.Task{b}, threads...) {
+		s.check()
+		s.kill(s.init, b, unix.SIGCONT)
+		s.k.Quiesce()
+		for _, th := range append([]*Task{b}, threads...) {
 			if th.Exited() || th.Stopped() {
 				t.Fatalf("iteration %d: after the tracer's death and SIGCONT, tid %d: exited %v stopped %v",
 					i, th.Gettid(), th.Exited(), th.Stopped())
 			}
 		}
-		outcomes[fmt.Sprintf("seize %v, %d detached", seize, detached)]++
-		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGKILL)))
-		got := reapAll(t, init)
-		if st, ok := got[b.Getpid()]; !ok || st != unix.WaitStatus(unix.SIGKILL) || len(got) != 2 {
+		s.count("seize %v, %d detached", seize, detached)
+		s.kill(s.init, b, unix.SIGKILL)
+		got := s.reapAll(s.init)
+		if st, ok := got[b.Getpid()]; !ok || st != killed(unix.SIGKILL) || len(got) != 2 {
 			t.Fatalf("iteration %d: init reaped %v, want the tracer and the process killed by SIGKILL", i, got)
 		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
 	}
-	t.Logf("outcomes: %v", outcomes)
+	s.end()
 }
 
 // TestStressPtraceThreadInterruptStorm has one tracer thread per seized
@@ -304,30 +292,28 @@ func TestStressPtraceThreadStopContVsTracer(t *testing.T) {
 // trap of that thread, and CONT of it succeeds. In the end SIGKILL makes
 // each thread a zombie that its tracer reaps once (D8, C11).
 func TestStressPtraceThreadInterruptStorm(t *testing.T) {
-	rng := rand.New(rand.NewPCG(seedFor(t), 23))
-	k, init := newKernel(t)
+	s := newStress(t, 23, Config{})
+	s.checkEvery = 1
 	const nThreads = 3
-	evStop := func(sig unix.Signal) unix.WaitStatus { return trapStatus(sig, ptraceEventStop) }
+	evStop := func(sig unix.Signal) unix.WaitStatus { return stopped(sig, ptraceEventStop) }
 	allowed := map[unix.WaitStatus]bool{
 		evStop(unix.SIGTRAP): true, evStop(unix.SIGSTOP): true,
-		trapStatus(unix.SIGUSR1, 0): true, trapStatus(unix.SIGSTOP, 0): true, trapStatus(unix.SIGCONT, 0): true,
+		stopped(unix.SIGUSR1, 0): true, stopped(unix.SIGSTOP, 0): true, stopped(unix.SIGCONT, 0): true,
 		// A process-directed signal goes to a traced thread when the
 		// leader does not want it (stopped: wants_signal).
-		trapStatus(unix.SIGUSR2, 0): true,
+		stopped(unix.SIGUSR2, 0): true,
 	}
-	var mu sync.Mutex
-	counts := map[string]int{} // reports by status, for the log
-	for i := range iterations(150) {
-		a := fork(t, init)
-		b := fork(t, init)
-		_, err := b.Sigaction(int(unix.SIGUSR2), kernel.SigAction{Handler: kernel.SigHandler})
+	for i := range s.rounds(150) {
+		a := s.fork(s.init)
+		b := s.fork(s.init)
+		_, err := b.Sigaction(int(unix.SIGUSR2), SigAction{Handler: SigHandler})
 		mustOK(t, err)
-		tracers := []*kernel.Task{a}
-		threads := make([]*kernel.Task, nThreads)
+		tracers := []*Task{a}
+		threads := make([]*Task, nThreads)
 		for j := range threads {
-			threads[j] = clone(t, b, kernel.CloneArgs{Flags: threadFlags})
+			threads[j] = s.thread(b)
 			if j > 0 {
-				tracers = append(tracers, clone(t, a, kernel.CloneArgs{Flags: threadFlags}))
+				tracers = append(tracers, s.thread(a))
 			}
 			mustOK(t, tracers[j].Ptrace(unix.PTRACE_SEIZE, threads[j].Gettid(), 0, 0))
 		}
@@ -343,14 +329,12 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 						return
 					}
 					r, err := tr.Wait4(ctx, tid, unix.WALL)
-					if err != nil || r.Pid != tid || !allowed[r.Status] || r.Code != kernel.CLDTrapped {
+					if err != nil || r.Pid != tid || !allowed[r.Status] || r.Code != CLDTrapped {
 						t.Errorf("iteration %d: wait4(%d) after INTERRUPT %d = {pid %d status %#x code %d}, %v",
 							i, tid, n, r.Pid, uint32(r.Status), r.Code, err)
 						return
 					}
-					mu.Lock()
-					counts[fmt.Sprintf("%#x", uint32(r.Status))]++
-					mu.Unlock()
+					s.count("report of status %#x", uint32(r.Status))
 					if err := tr.Ptrace(unix.PTRACE_CONT, tid, 0, 0); err != nil {
 						t.Errorf("iteration %d: CONT of %d after its report: %v", i, tid, err)
 						return
@@ -359,34 +343,34 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 			})
 		}
 		for range 2 {
-			r := subRand(rng)
+			r := s.subRand()
 			fs = append(fs, func() {
 				for range 6 {
 					th := threads[r.IntN(nThreads)]
 					switch r.IntN(4) {
 					case 0:
-						mustNotFail(t, init.Tgkill(b.Getpid(), th.Gettid(), int(unix.SIGUSR1)))
+						expectOK(t, s.init.Tgkill(b.Getpid(), th.Gettid(), int(unix.SIGUSR1)))
 					case 1:
-						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGSTOP)))
+						expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGSTOP)))
 					case 2:
-						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGCONT)))
+						expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGCONT)))
 					default:
-						mustNotFail(t, init.Kill(b.Getpid(), int(unix.SIGUSR2)))
+						expectOK(t, s.init.Kill(b.Getpid(), int(unix.SIGUSR2)))
 					}
 				}
 			})
 		}
-		concurrently(t, rng, fs...)
+		s.concurrently(fs...)
 		if t.Failed() {
 			t.FailNow()
 		}
-		checkInvariants(t, k, fmt.Sprintf("iteration %d, after the storm", i))
-		mustOK(t, init.Kill(b.Getpid(), int(unix.SIGKILL)))
-		k.Quiesce()
+		s.check()
+		s.kill(s.init, b, unix.SIGKILL)
+		s.k.Quiesce()
 		reaped := map[int]bool{}
 		for range threads {
 			r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG)
-			if err != nil || r.Status != unix.WaitStatus(unix.SIGKILL) || r.Code != kernel.CLDKilled || reaped[r.Pid] {
+			if err != nil || r.Status != killed(unix.SIGKILL) || r.Code != CLDKilled || reaped[r.Pid] {
 				t.Fatalf("iteration %d: tracer's wait4 after SIGKILL = {pid %d status %#x code %d}, %v; want each thread killed once",
 					i, r.Pid, uint32(r.Status), r.Code, err)
 			}
@@ -395,28 +379,13 @@ func TestStressPtraceThreadInterruptStorm(t *testing.T) {
 		if r, err := a.Wait4(context.Background(), -1, unix.WALL|unix.WNOHANG); !errors.Is(err, unix.ECHILD) {
 			t.Fatalf("iteration %d: tracer's wait4 after reaping its tracees = %+v, %v; want ECHILD", i, r, err)
 		}
-		if r := waitChild(t, init, b.Getpid(), 0); r.Status != unix.WaitStatus(unix.SIGKILL) {
+		if r := s.waitOne(s.init, b.Getpid(), 0); r.Status != killed(unix.SIGKILL) {
 			t.Fatalf("iteration %d: init reaped the process with %#x, want SIGKILL", i, uint32(r.Status))
 		}
-		mustOK(t, a.ExitGroup(0))
-		if r := waitChild(t, init, a.Getpid(), 0); r.Status != 0 {
+		s.exitGroup(a, 0)
+		if r := s.waitOne(s.init, a.Getpid(), 0); r.Status != 0 {
 			t.Fatalf("iteration %d: init reaped the tracer with %#x, want 0", i, uint32(r.Status))
 		}
-		expectNoChildren(t, init)
-		expectOnlyInit(t, k, i)
-		checkInvariants(t, k, fmt.Sprintf("iteration %d", i))
 	}
-	t.Logf("reports by status: %v", counts)
-}
-
-// subRand derives a source of random choices for one goroutine
-// (math/rand/v2's Rand is not safe for concurrent use).
-func subRand(rng *rand.Rand) *rand.Rand { return rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())) }
-
-// mustNotFail reports an unexpected error from any goroutine.
-func mustNotFail(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Errorf("unexpected error: %v", err)
-	}
+	s.end()
 }

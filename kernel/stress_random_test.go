@@ -1,4 +1,4 @@
-package kernel_test
+package kernel
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"tasklist/kernel"
 	"tasklist/plan"
 )
 
@@ -57,12 +56,12 @@ const poolLimit = 32
 // stressWorld is what the goroutines of TestStressRandom share.
 type stressWorld struct {
 	t *testing.T
-	k *kernel.Kernel
+	k *Kernel
 
 	// inboxes receive tasks handed over from other workers, so that the
 	// threads of a process and the parent and child of a relationship are
 	// driven by different goroutines.
-	inboxes []chan *kernel.Task
+	inboxes []chan *Task
 	// unshared marks tasks whose children go to a pid namespace made by
 	// unshare: they may not clone threads (EINVAL, A4).
 	unshared sync.Map
@@ -72,7 +71,7 @@ type stressWorld struct {
 	// claimed records every zombie a wait reaped since the last
 	// checkpoint, to catch a second claim of the same one.
 	claimMu sync.Mutex
-	claimed map[*kernel.Task]string
+	claimed map[*Task]string
 
 	errs   atomic.Int64
 	closed atomic.Bool
@@ -92,7 +91,7 @@ func (s *stressWorld) errorf(format string, args ...any) {
 }
 
 // claim records that who reaped the zombie r reports.
-func (s *stressWorld) claim(who string, r kernel.WaitResult) {
+func (s *stressWorld) claim(who string, r WaitResult) {
 	if r.Task == nil {
 		s.errorf("%s: wait reported pid %d without a task", who, r.Pid)
 		return
@@ -123,18 +122,18 @@ type stressWorker struct {
 	// anchor is a process of its own under init that never exits before
 	// the clean-up: it refills the pool and, when it is a subreaper,
 	// adopts orphans.
-	anchor *kernel.Task
-	tasks  []*kernel.Task
+	anchor *Task
+	tasks  []*Task
 
 	calls, failed [numStressOps]int
 }
 
-func (w *stressWorker) who(t *kernel.Task) string {
+func (w *stressWorker) who(t *Task) string {
 	return fmt.Sprintf("worker %d, tid %d", w.id, t.PIDIn(w.s.k.RootNamespace()))
 }
 
 // check accepts a nil error or one of allowed and reports anything else.
-func (w *stressWorker) check(op stressOp, t *kernel.Task, err error, allowed ...error) bool {
+func (w *stressWorker) check(op stressOp, t *Task, err error, allowed ...error) bool {
 	w.calls[op]++
 	if err == nil {
 		return true
@@ -200,7 +199,7 @@ func (w *stressWorker) step() {
 	gone := []error{unix.ESRCH, unix.EINTR}
 	switch op {
 	case opFork:
-		args := kernel.CloneArgs{ExitSignal: int(unix.SIGCHLD)}
+		args := CloneArgs{ExitSignal: int(unix.SIGCHLD)}
 		if w.rng.IntN(8) == 0 {
 			args.Flags = unix.CLONE_SIGHAND | unix.CLONE_VM
 		}
@@ -210,13 +209,13 @@ func (w *stressWorker) step() {
 		if _, ok := w.s.unshared.Load(t); ok {
 			allowed = append(allowed, unix.EINVAL)
 		}
-		w.cloned(op, t, kernel.CloneArgs{Flags: threadFlags}, allowed...)
+		w.cloned(op, t, CloneArgs{Flags: threadFlags}, allowed...)
 	case opCloneParent:
 		allowed := append(gone, unix.ENOMEM)
 		if t.Getpid() == 1 {
 			allowed = append(allowed, unix.EINVAL) // an init may not have siblings (A3)
 		}
-		w.cloned(op, t, kernel.CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)}, allowed...)
+		w.cloned(op, t, CloneArgs{Flags: unix.CLONE_PARENT, ExitSignal: int(unix.SIGCHLD)}, allowed...)
 	case opCloneOddSignal:
 		// Children that must be waited for with __WCLONE; SIGUSR1
 		// kills the parent when the child exits.
@@ -224,12 +223,12 @@ func (w *stressWorker) step() {
 		if w.rng.IntN(4) == 0 {
 			sig = int(unix.SIGUSR1)
 		}
-		w.cloned(op, t, kernel.CloneArgs{ExitSignal: sig}, append(gone, unix.ENOMEM)...)
+		w.cloned(op, t, CloneArgs{ExitSignal: sig}, append(gone, unix.ENOMEM)...)
 	case opNewPID:
 		if t.Namespace().Level() >= 2 || w.s.nsBudget.Add(-1) < 0 {
 			return
 		}
-		w.cloned(op, t, kernel.CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)},
+		w.cloned(op, t, CloneArgs{Flags: unix.CLONE_NEWPID, ExitSignal: int(unix.SIGCHLD)},
 			append(gone, unix.ENOMEM, unix.EPERM, unix.EINVAL)...)
 	case opUnshare:
 		if t.Namespace().Level() >= 2 || w.s.nsBudget.Add(-1) < 0 {
@@ -261,7 +260,7 @@ func (w *stressWorker) step() {
 	case opWaitBlock:
 		ctx, cancel := context.WithTimeout(context.Background(),
 			time.Duration(200+w.rng.IntN(1800))*time.Microsecond)
-		var r kernel.WaitResult
+		var r WaitResult
 		var err error
 		switch w.rng.IntN(3) {
 		case 0:
@@ -300,8 +299,8 @@ func (w *stressWorker) step() {
 	case opSetuid:
 		w.check(op, t, t.Setuid(1000+w.rng.IntN(3)), append(gone, unix.EPERM)...)
 	case opSigchld:
-		acts := []kernel.SigAction{{Handler: kernel.SigIgn}, {Handler: kernel.SigDfl},
-			{Handler: kernel.SigDfl, Flags: kernel.SaNoCldWait}, {Handler: kernel.SigHandler}}
+		acts := []SigAction{{Handler: SigIgn}, {Handler: SigDfl},
+			{Handler: SigDfl, Flags: SaNoCldWait}, {Handler: SigHandler}}
 		_, err := t.Sigaction(int(unix.SIGCHLD), acts[w.rng.IntN(len(acts))])
 		w.check(op, t, err, gone...)
 	case opSetsid:
@@ -318,7 +317,7 @@ func (w *stressWorker) step() {
 }
 
 // cloned clones from t and adds the new task to the pool.
-func (w *stressWorker) cloned(op stressOp, t *kernel.Task, args kernel.CloneArgs, allowed ...error) {
+func (w *stressWorker) cloned(op stressOp, t *Task, args CloneArgs, allowed ...error) {
 	c, err := t.Clone(args)
 	if w.check(op, t, err, allowed...) {
 		w.tasks = append(w.tasks, c)
@@ -395,27 +394,22 @@ func TestStressRandom(t *testing.T) {
 }
 
 func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
-	seed := seedFor(t)
 	// A small pid_max makes the cursor wrap within a short run, so pids
 	// are reused while waits by pid and lockless lookups are in flight.
-	k, err := kernel.New(kernel.Config{PIDMax: 4096, Plan: p})
-	if err != nil {
-		t.Fatal(err)
-	}
-	init := k.Init()
+	h := newStress(t, 0, Config{PIDMax: 4096, Plan: p})
 	nWorkers := max(1, *stressWorkers)
-	s := &stressWorld{t: t, k: k, inboxes: make([]chan *kernel.Task, nWorkers), claimed: map[*kernel.Task]string{}}
-	s.nsBudget.Store(int64(64 + 64*duration.Seconds()))
-	defer s.closed.Store(true)
+	world := &stressWorld{t: t, k: h.k, inboxes: make([]chan *Task, nWorkers), claimed: map[*Task]string{}}
+	world.nsBudget.Store(int64(64 + 64*duration.Seconds()))
+	defer world.closed.Store(true)
 
 	workers := make([]*stressWorker, nWorkers)
 	for i := range workers {
-		s.inboxes[i] = make(chan *kernel.Task, 64)
-		anchor := fork(t, init)
+		world.inboxes[i] = make(chan *Task, 64)
+		anchor := h.fork(h.init)
 		if i%2 == 0 {
 			mustOK(t, anchor.PrctlSetChildSubreaper(true))
 		}
-		workers[i] = &stressWorker{s: s, id: i, rng: rand.New(rand.NewPCG(seed, uint64(i))), anchor: anchor}
+		workers[i] = &stressWorker{s: world, id: i, rng: rand.New(rand.NewPCG(h.seed, uint64(i))), anchor: anchor}
 	}
 
 	const epoch = 250 * time.Millisecond
@@ -431,18 +425,18 @@ func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
 				}
 			})
 		}
-		wg.Go(func() { s.reapAsInit(&stop) })
+		wg.Go(func() { world.reapAsInit(&stop) })
 		time.Sleep(min(epoch, max(time.Until(end), time.Millisecond)))
 		stop.Store(true)
 		waitOrDump(t, "stress workers", wg.Wait)
 		if t.Failed() {
 			break
 		}
-		checkInvariants(t, k, fmt.Sprintf("checkpoint %d", checkpoints))
+		h.check()
 		checkpoints++
-		s.claimMu.Lock()
-		clear(s.claimed)
-		s.claimMu.Unlock()
+		world.claimMu.Lock()
+		clear(world.claimed)
+		world.claimMu.Unlock()
 		if time.Now().After(end) {
 			break
 		}
@@ -465,8 +459,6 @@ func stressRandom(t *testing.T, p *plan.Plan, duration time.Duration) {
 	}
 	t.Logf("%d calls (succeeded/made):%s", total, summary.String())
 	t.Logf("%d checkpoints; %d tasks in pools and %d pids allocated before clean-up",
-		checkpoints, live, k.RootNamespace().Allocated())
-	finish(t, k)
+		checkpoints, live, h.k.RootNamespace().Allocated())
+	h.end()
 }
-
-// --- The hard cases of the design, each on its own ------------------------

@@ -14,7 +14,7 @@ import (
 // list; CLONE_VM implies CLONE_SIGHAND, which implies CLONE_THREAD, and
 // CLONE_NEWUSER implies CLONE_THREAD (check_unshare_flags, ksys_unshare).
 func TestUnshareThreadFlags(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	a := e.fork(e.init)
 	for _, f := range []uint64{unix.CLONE_THREAD, unix.CLONE_SIGHAND, unix.CLONE_VM,
 		unix.CLONE_THREAD | unix.CLONE_SIGHAND | unix.CLONE_VM} {
@@ -51,7 +51,7 @@ func TestUnshareThreadFlags(t *testing.T) {
 // process made with CLONE_SIGHAND|CLONE_VM holds it until it is reaped,
 // as a zombie too, or until its exec gives it a table of its own.
 func TestUnshareSharedSighand(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	s := e.clone(p, unix.CLONE_SIGHAND|unix.CLONE_VM, unix.SIGCHLD)
 	for _, x := range []*Task{p, s} {
@@ -71,8 +71,7 @@ func TestUnshareSharedSighand(t *testing.T) {
 	errIs(t, "unshare(CLONE_SIGHAND) after the sharer's exec", p.Unshare(unix.CLONE_SIGHAND), nil)
 	errIs(t, "unshare(CLONE_SIGHAND) by the exec'd sharer", r.Unshare(unix.CLONE_SIGHAND), nil)
 	e.exit(r, 0)
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.reap(e.init, r.Getpid(), 0, r.Getpid(), exited(0))
 	e.settle()
 }
@@ -81,7 +80,7 @@ func TestUnshareSharedSighand(t *testing.T) {
 // checks come before the capability check of a new namespace, so an
 // unprivileged caller gets EINVAL, not EPERM, for them.
 func TestUnshareChecksBeforeNamespaces(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	q := e.fork(e.init)
 	errIs(t, "setuid", q.Setuid(1000), nil)
 	r := e.clone(q, unix.CLONE_SIGHAND|unix.CLONE_VM, unix.SIGCHLD)
@@ -105,7 +104,7 @@ func TestUnshareChecksBeforeNamespaces(t *testing.T) {
 // CLONE_VM child without CLONE_SIGHAND, a vfork child) until that process
 // execs or exits: exit_mm lets it go before the zombie is reaped (a65).
 func TestUnshareVMSharedAddressSpace_current_is_single_threaded(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	s := e.clone(p, unix.CLONE_VM, unix.SIGCHLD)
 	errIs(t, "unshare(CLONE_VM) by the parent", p.Unshare(unix.CLONE_VM), unix.EINVAL)
@@ -132,9 +131,7 @@ func TestUnshareVMSharedAddressSpace_current_is_single_threaded(t *testing.T) {
 	errIs(t, "the vfork", <-out, nil)
 	errIs(t, "unshare(CLONE_VM) by the child after exec", v.Unshare(unix.CLONE_VM), nil)
 	errIs(t, "unshare(CLONE_VM) by the parent after exec", p.Unshare(unix.CLONE_VM), nil)
-	e.exit(v, 0)
-	e.reap(p, v.Getpid(), 0, v.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
+	e.exitReaped(p, 0, v)
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

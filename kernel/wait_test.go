@@ -17,7 +17,7 @@ import (
 // caller's group as it is when the call starts, > 0 one pid; INT_MIN is
 // ESRCH (host).
 func TestWait4Selectors_C1(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	a, b := e.fork(p), e.fork(p)
 	if _, err := b.Setsid(); err != nil { // b leads group b, outside p's group
@@ -45,15 +45,14 @@ func TestWait4Selectors_C1(t *testing.T) {
 		t.Fatalf("wait4(0) begun before setsid: %+v %v", o.r, o.err)
 	}
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestWaitOptionValidation_C2_C3 (host): wait4 takes no WNOWAIT, waitid
 // needs WEXITED, WSTOPPED or WCONTINUED; bad ids and idtypes are EINVAL.
 func TestWaitOptionValidation_C2_C3(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	ctx := t.Context()
 	for _, opts := range []int{unix.WNOWAIT, unix.WEXITED << 4, 0x8000} {
@@ -88,15 +87,14 @@ func TestWaitOptionValidation_C2_C3(t *testing.T) {
 	if r, err := p.Waitid(ctx, unix.P_PGID, 0, unix.WEXITED); err != nil || r.Pid != c.Getpid() || r.Code != CLDExited {
 		t.Fatalf("waitid(P_PGID, 0): %+v %v", r, err)
 	}
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestWaitNoSuchTarget_C4 (host): a pid or group with no task fails at once
 // with ECHILD, even without WNOHANG; so does one that is not a child.
 func TestWaitNoSuchTarget_C4(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p) // keeps p's wait from failing for lack of children
 	gone := e.fork(e.init)
@@ -115,10 +113,8 @@ func TestWaitNoSuchTarget_C4(t *testing.T) {
 	th := e.thread(c)
 	e.wantWait(p, th.Gettid(), unix.WALL, unix.ECHILD)
 	e.exit(th, 0)
-	e.exit(c, 0)
-	e.reap(p, c.Getpid(), 0, c.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(p, 0, c)
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -126,7 +122,7 @@ func TestWaitNoSuchTarget_C4(t *testing.T) {
 // __WCLONE only the others, with __WALL all; the selectors by pid and by
 // group apply the same rule.
 func TestWaitClasses_C5(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	if _, err := p.Sigaction(int(unix.SIGUSR1), SigAction{Handler: SigIgn}); err != nil {
 		t.Fatal(err)
@@ -149,8 +145,7 @@ func TestWaitClasses_C5(t *testing.T) {
 	e.wantWait(p, -1, unix.WNOHANG|unix.WCLONE|unix.WALL, nil)
 	e.exit(u, 0)
 	e.reap(p, u.Getpid(), unix.WALL, u.Getpid(), exited(0))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -158,7 +153,7 @@ func TestWaitClasses_C5(t *testing.T) {
 // waited for; __WNOTHREAD limits the wait to the caller's own children, and
 // gives ECHILD when it has none.
 func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	c := e.fork(th)
@@ -173,8 +168,7 @@ func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
 	e.exit(c, 5)
 	e.reap(th, -1, unix.WNOTHREAD, c.Getpid(), exited(5))
 	e.exit(th, 0)
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
@@ -182,7 +176,7 @@ func TestWaitChildrenOfAllThreads_C6(t *testing.T) {
 // says 0 while something is eligible, ECHILD when nothing is; a blocking
 // wait ends with EINTR when cancelled or when the waiter is killed.
 func TestWaitResult_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	i := e.clone(p, unix.CLONE_NEWPID, unix.SIGCHLD)
 	c := e.fork(i)
@@ -203,15 +197,11 @@ func TestWaitResult_C7(t *testing.T) {
 		t.Fatalf("cancelled wait: %v, want EINTR", err)
 	}
 	// The waiter's process is killed while it sleeps.
-	if err := p.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, p.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	q := e.fork(e.init)
 	w := e.fork(q) // a child of q, waiting for its own child
 	wc := e.fork(w)
-	if err := w.PrctlSetPdeathsig(int(unix.SIGKILL)); err != nil {
-		t.Fatal(err)
-	}
+	mustOK(t, w.PrctlSetPdeathsig(int(unix.SIGKILL)))
 	out := e.blockedWait(w, -1, 0)
 	e.exit(q, 0)
 	if o := e.result(out); !errors.Is(o.err, unix.EINTR) {
@@ -233,12 +223,12 @@ func TestWaitResult_C7(t *testing.T) {
 // TestWaitClaimExactlyOnce_C9 (host): several threads wait for one child;
 // one gets it and the others, with nothing else eligible, ECHILD.
 func TestWaitClaimExactlyOnce_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	for range 100 {
 		p := e.fork(e.init)
 		waiters := []*Task{p, e.thread(p), e.thread(p), e.thread(p)}
 		c := e.fork(p)
-		outs := make([]<-chan lcWaitOut, len(waiters))
+		outs := make([]<-chan callOut, len(waiters))
 		for i, w := range waiters {
 			outs[i] = e.blockedWait(w, -1, 0)
 		}
@@ -266,7 +256,7 @@ func TestWaitClaimExactlyOnce_C9(t *testing.T) {
 // TestWaitConcurrentWaitersOneZombieEach_C9: concurrent non-blocking and
 // blocking waits on many zombies; each is reported exactly once.
 func TestWaitConcurrentWaitersOneZombieEach_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	waiters := []*Task{p, e.thread(p), e.thread(p)}
 	const n = 200
@@ -318,7 +308,7 @@ func TestWaitConcurrentWaitersOneZombieEach_C9(t *testing.T) {
 // TestWaitNoWait_C9 (host): waitid with WNOWAIT reports a zombie without
 // reaping it; a later wait reaps it.
 func TestWaitNoWait_C9(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	c := e.fork(p)
 	e.exit(c, 9)
@@ -346,15 +336,14 @@ func TestWaitNoWait_C9(t *testing.T) {
 		t.Fatalf("waitid WSTOPPED on a zombie: %+v %v, want ECHILD", r, err)
 	}
 	e.reap(p, -1, 0, c.Getpid(), exited(1))
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }
 
 // TestWaitStatusGroupExit_C8: a group exit reports group_exit_code even
 // when the leader exited earlier with another code.
 func TestWaitStatusGroupExit_C8(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	t1, t2 := e.thread(p), e.thread(p)
 	e.exit(p, 1)
@@ -375,7 +364,7 @@ func TestWaitStatusGroupExit_C8(t *testing.T) {
 // a child adopted from an exiting thread goes to the end of the adopter's
 // list (checked on Linux 6.18).
 func TestWaitReportsInChildrenListOrder_C6_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	a, b := e.fork(p), e.fork(p)
 	e.exit(b, 2)
@@ -404,7 +393,6 @@ func TestWaitReportsInChildrenListOrder_C6_C7(t *testing.T) {
 	e.reap(p, -1, 0, mine.Getpid(), exited(6))
 	e.reap(p, -1, 0, early.Getpid(), exited(5))
 
-	e.exit(p, 0)
-	e.reap(e.init, -1, 0, p.Getpid(), exited(0))
+	e.exitReaped(e.init, 0, p)
 	e.settle()
 }

@@ -1,9 +1,6 @@
 package kernel
 
 import (
-	"math/rand/v2"
-	"runtime"
-	"sync"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -14,18 +11,18 @@ import (
 // and exits neither wakes it nor ends its wait with ECHILD; the wait goes
 // on until a child of the group has news (C1, C7; corpus c40).
 func TestWaitWokenOnlyByMatchingChild_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	w := e.fork(e.init)
-	noErr(t, "setpgid", w.Setpgid(0, 0))
+	errIs(t, "setpgid", w.Setpgid(0, 0), nil)
 	a := e.fork(w)
 	b := e.fork(w)
-	noErr(t, "setpgid", b.Setpgid(0, 0))
+	errIs(t, "setpgid", b.Setpgid(0, 0), nil)
 	out := e.blockedWait(w, 0, 0)
-	noErr(t, "setpgid", a.Setpgid(0, 0))
+	errIs(t, "setpgid", a.Setpgid(0, 0), nil)
 	e.exit(a, 1)
 	e.k.Quiesce()
 	e.stillBlocked(out)
-	noErr(t, "setpgid", b.Setpgid(0, w.Getpid()))
+	errIs(t, "setpgid", b.Setpgid(0, w.Getpid()), nil)
 	e.stillBlocked(out)
 	e.exit(b, 2)
 	if o := e.result(out); o.err != nil || o.r.Pid != b.Getpid() || o.r.Status != exited(2) {
@@ -40,12 +37,12 @@ func TestWaitWokenOnlyByMatchingChild_C7(t *testing.T) {
 // (its tracer if traced) being the waiting thread. The wait class plays
 // no part.
 func TestPidChildShouldWake(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	th := e.thread(p)
 	c := e.clone(p, 0, unix.SIGUSR1) // a __WCLONE child of p's leader
 	d := e.fork(th)                  // a child of the other thread
-	noErr(t, "setpgid", d.Setpgid(0, 0))
+	errIs(t, "setpgid", d.Setpgid(0, 0), nil)
 	ns := p.Namespace()
 	pidOf := func(x *Task) *PID { return ns.alloc.Load(x.Gettid()) }
 	for _, tc := range []struct {
@@ -67,80 +64,12 @@ func TestPidChildShouldWake(t *testing.T) {
 			t.Errorf("%s: shouldWake = %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	noErr(t, "seize", th.Ptrace(unix.PTRACE_SEIZE, c.Gettid(), 0, 0))
+	e.ptrace(th, unix.PTRACE_SEIZE, c, 0)
 	w := childWait{t: th, sel: waitSelector{all: true}, opts: unix.WNOTHREAD}
 	if !w.shouldWake(c) {
 		t.Error("__WNOTHREAD: news of a tracee does not wake its tracer thread")
 	}
 	e.check()
-}
-
-// eligible_child tests the wait class before wait_consider_task looks at
-// the tracing: a traced child of the other class is passed over by the
-// children scan and found by the tracee scan after it, so a plain wait
-// reports a SIGCHLD child's exit first (C5, C11; corpus c42).
-func TestOtherClassTraceeFoundAfterChildren_C5(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p1 := e.clone(e.init, 0, unix.SIGURG)
-	p2 := e.fork(e.init)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p1.Gettid(), 0, 0))
-	e.exit(p1, 1)
-	e.exit(p2, 2)
-	e.check()
-	e.reap(e.init, -1, unix.WNOHANG, p2.Getpid(), exited(2))
-	e.reap(e.init, -1, unix.WNOHANG, p1.Getpid(), exited(1))
-
-	p3 := e.clone(e.init, 0, unix.SIGURG)
-	p4 := e.fork(e.init)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p3.Gettid(), 0, 0))
-	noErr(t, "interrupt", e.init.Ptrace(unix.PTRACE_INTERRUPT, p3.Gettid(), 0, 0))
-	e.exit(p4, 4)
-	e.check()
-	e.reap(e.init, -1, unix.WNOHANG, p4.Getpid(), exited(4))
-	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
-	e.reap(e.init, -1, unix.WNOHANG, p3.Getpid(), trap)
-	e.kill(e.init, p3, unix.SIGKILL)
-	e.reap(e.init, -1, unix.WALL, p3.Getpid(), killed(unix.SIGKILL))
-	e.settle()
-}
-
-// A tracee killed in a ptrace stop its tracer has not collected leaves
-// the stop: task_stopped_code reports only a task in TASK_TRACED, so a
-// wait for stops alone sees nothing, and as the zombie counts only for
-// WEXITED it fails with ECHILD (C10; corpus d142).
-func TestKilledTraceeStopNotReported_C10(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p := e.fork(e.init)
-	noErr(t, "attach", e.init.Ptrace(unix.PTRACE_ATTACH, p.Gettid(), 0, 0))
-	e.check()
-	e.kill(e.init, p, unix.SIGKILL)
-	e.check()
-	ctx, cancel := e.ctx()
-	defer cancel()
-	_, err := e.init.Waitid(ctx, unix.P_ALL, 0, unix.WNOHANG|unix.WSTOPPED|unix.WALL)
-	errIs(t, "waitid for stops of a killed tracee", err, unix.ECHILD)
-	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p.Getpid(), killed(unix.SIGKILL))
-	e.settle()
-}
-
-// reparent_leader does not notify a traced zombie, but once its tracer's
-// process is its real parent it is no longer ptrace_reparented: the
-// tracer's children scan reports it in children-list order, before a
-// zombie child forked after the adoption (B9, C11; corpus c43).
-func TestTracedZombieAdoptedByTracer_C11(t *testing.T) {
-	e := newLCEnv(t, Config{})
-	p1 := e.fork(e.init)
-	p3 := e.fork(p1)
-	noErr(t, "seize", e.init.Ptrace(unix.PTRACE_SEIZE, p3.Gettid(), 0, 0))
-	e.kill(e.init, p3, unix.SIGKILL)
-	e.exit(p1, 0)
-	p4 := e.fork(e.init)
-	e.exit(p4, 5)
-	e.check()
-	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p1.Getpid(), exited(0))
-	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p3.Getpid(), killed(unix.SIGKILL))
-	e.reap(e.init, -1, unix.WNOHANG|unix.WALL, p4.Getpid(), exited(5))
-	e.settle()
 }
 
 // Hard case for the waiter queue: threads of one process each sleep in a
@@ -149,22 +78,21 @@ func TestTracedZombieAdoptedByTracer_C11(t *testing.T) {
 // filtered by its selector, so none may be lost: each wait reports its own
 // child.
 func TestStressSelectiveWakeups(t *testing.T) {
-	for _, procs := range []int{1, 2, 4} {
-		prev := runtime.GOMAXPROCS(procs)
-		e := newLCEnv(t, Config{})
-		p := e.fork(e.init)
+	atEachGOMAXPROCS(t, func(t *testing.T) {
+		s := newStress(t, 11, Config{})
+		p := s.fork(s.init)
 		const n = 8
 		for round := range 20 {
 			var waiters, children [n]*Task
-			outs := make([]<-chan lcWaitOut, n)
+			outs := make([]<-chan callOut, n)
 			for i := range n {
 				waiters[i] = p
 				if i > 0 {
-					waiters[i] = e.thread(p)
+					waiters[i] = s.thread(p)
 				}
-				children[i] = e.fork(waiters[i])
+				children[i] = s.fork(waiters[i])
 				if i%2 == 1 {
-					noErr(t, "setpgid", children[i].Setpgid(0, 0))
+					errIs(t, "setpgid", children[i].Setpgid(0, 0), nil)
 				}
 			}
 			for i := range n {
@@ -172,28 +100,27 @@ func TestStressSelectiveWakeups(t *testing.T) {
 				if i%2 == 1 {
 					sel = -sel
 				}
-				outs[i] = e.blockedWait(waiters[i], sel, 0)
+				outs[i] = s.blockedWait(waiters[i], sel, 0)
 			}
-			var wg sync.WaitGroup
-			for _, i := range rand.Perm(n) {
-				wg.Go(func() { e.exit(children[i], i) })
+			var exits []func()
+			for i, c := range children {
+				exits = append(exits, func() { s.exit(c, i) })
 			}
-			wg.Wait()
+			s.concurrently(exits...)
 			for i := range n {
-				if o := e.result(outs[i]); o.err != nil || o.r.Pid != children[i].Getpid() || o.r.Status != exited(i) {
-					t.Fatalf("GOMAXPROCS %d round %d: wait %d = {pid %d status %#x}, %v; want %d exited %d",
-						procs, round, i, o.r.Pid, uint32(o.r.Status), o.err, children[i].Getpid(), i)
+				if o := s.result(outs[i]); o.err != nil || o.r.Pid != children[i].Getpid() || o.r.Status != exited(i) {
+					t.Fatalf("round %d: wait %d = {pid %d status %#x}, %v; want %d exited %d",
+						round, i, o.r.Pid, uint32(o.r.Status), o.err, children[i].Getpid(), i)
 				}
 			}
 			for i := 1; i < n; i++ {
-				e.exit(waiters[i], 0)
+				s.exit(waiters[i], 0)
 			}
 		}
-		e.exit(p, 0)
-		e.reap(e.init, p.Getpid(), 0, p.Getpid(), exited(0))
-		e.settle()
-		runtime.GOMAXPROCS(prev)
-	}
+		s.exitReaped(s.init, 0, p)
+		s.settle()
+		s.end()
+	})
 }
 
 // __ptrace_detach wakes no waiter: a wait whose only eligible child was a
@@ -201,17 +128,17 @@ func TestStressSelectiveWakeups(t *testing.T) {
 // the child's exit wakes it to find nothing left to wait for (C7, D7;
 // corpus c44).
 func TestDetachWakesNoWaiter_C7(t *testing.T) {
-	e := newLCEnv(t, Config{})
+	e := newEnv(t, Config{})
 	p := e.fork(e.init)
 	tracer := e.thread(p)
 	c := e.clone(p, 0, 0)
-	noErr(t, "seize", tracer.Ptrace(unix.PTRACE_SEIZE, c.Gettid(), 0, 0))
-	noErr(t, "interrupt", tracer.Ptrace(unix.PTRACE_INTERRUPT, c.Gettid(), 0, 0))
+	e.ptrace(tracer, unix.PTRACE_SEIZE, c, 0)
+	e.ptrace(tracer, unix.PTRACE_INTERRUPT, c, 0)
 	e.check()
-	trap := unix.WaitStatus(unix.SIGTRAP|ptraceEventStop<<8)<<8 | 0x7f
+	trap := stopped(unix.SIGTRAP, ptraceEventStop)
 	e.reap(tracer, c.Gettid(), unix.WALL, c.Gettid(), trap)
 	out := e.blockedWait(p, c.Getpid(), 0)
-	noErr(t, "detach", tracer.Ptrace(unix.PTRACE_DETACH, c.Gettid(), 0, 0))
+	e.ptrace(tracer, unix.PTRACE_DETACH, c, 0)
 	e.check()
 	e.stillBlocked(out)
 	e.exit(c, 1)

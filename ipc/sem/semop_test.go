@@ -182,80 +182,68 @@ func testH10SleepersCompletedByWaker(t *testing.T, lk plan.SemLocking) {
 	}
 }
 
-func TestH11NoStarvationProtection(t *testing.T) { eachLocking(t, testH11NoStarvationProtection) }
-
-func testH11NoStarvationProtection(t *testing.T, lk plan.SemLocking) {
-	ns := newNS(lk)
-	c := rootCaller()
-	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 1, 0o600)
-	ctx := t.Context()
-	mustCtl(t, ns, c, id, 0, SETVAL, Semun{Val: 1})
-	ch := async(ns, ctx, c, id, op(0, -2, 0))
-	waitCount(t, ns, id, 0, GETNCNT, 1)
-	// A later decrement that can proceed does, ahead of the older sleeper.
-	wantErr(t, "newcomer", ns.Semop(ctx, c, id, []Sembuf{op(0, -1, unix.IPC_NOWAIT)}), nil)
-	if !pending(ch) {
-		t.Fatal("older sleeper returned")
+// TestH11H13WakeOrder: which sleepers an operation completes, and in
+// which order. Each case sets the values, queues its sleepers one after
+// the other, then makes its operations, after each of which the sleepers
+// it names must have returned 0 and the others must still sleep.
+func TestH11H13WakeOrder(t *testing.T) {
+	// queued is a sleeper: its operations, and the count (GETNCNT or
+	// GETZCNT of a semaphore) that reaches n once it sleeps.
+	type queued struct {
+		ops         []Sembuf
+		num, cmd, n int
 	}
-	wantErr(t, "release", ns.Semop(ctx, c, id, []Sembuf{op(0, 2, 0)}), nil)
-	wantErr(t, "older sleeper", result(t, ch), nil)
-}
-
-func TestH13FIFOAndZeroWaiters(t *testing.T) { eachLocking(t, testH13FIFOAndZeroWaiters) }
-
-func testH13FIFOAndZeroWaiters(t *testing.T, lk plan.SemLocking) {
-	ns := newNS(lk)
-	c := rootCaller()
-	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
-	ctx := t.Context()
-	first := async(ns, ctx, c, id, op(0, -1, 0))
-	waitCount(t, ns, id, 0, GETNCNT, 1)
-	second := async(ns, ctx, c, id, op(0, -1, 0))
-	waitCount(t, ns, id, 0, GETNCNT, 2)
-	wantErr(t, "one unit", ns.Semop(ctx, c, id, []Sembuf{op(0, 1, 0)}), nil)
-	wantErr(t, "first sleeper", result(t, first), nil)
-	if !pending(second) {
-		t.Fatal("second sleeper served before the first")
+	// step is an operation that must succeed, and the sleepers it wakes.
+	type step struct {
+		ops  []Sembuf
+		woke []int
 	}
-	wantErr(t, "second unit", ns.Semop(ctx, c, id, []Sembuf{op(0, 1, 0)}), nil)
-	wantErr(t, "second sleeper", result(t, second), nil)
-
-	// Wait-for-zero sleepers, single and complex, wake when a decrement
-	// reaches zero.
-	mustCtl(t, ns, c, id, 1, SETVAL, Semun{Val: 2})
-	z1 := async(ns, ctx, c, id, op(1, 0, 0))
-	z2 := async(ns, ctx, c, id, op(0, 0, 0), op(1, 0, 0))
-	waitCount(t, ns, id, 1, GETZCNT, 2)
-	wantErr(t, "to one", ns.Semop(ctx, c, id, []Sembuf{op(1, -1, 0)}), nil)
-	if !pending(z1) {
-		t.Fatal("zero waiter woke at 1")
+	for _, tc := range []struct {
+		name     string
+		vals     []uint16
+		sleepers []queued
+		steps    []step
+	}{
+		{"H11 a newcomer that can proceed goes ahead of an older sleeper", []uint16{1, 0},
+			[]queued{{[]Sembuf{op(0, -2, 0)}, 0, GETNCNT, 1}},
+			[]step{{[]Sembuf{op(0, -1, unix.IPC_NOWAIT)}, nil}, {[]Sembuf{op(0, 2, 0)}, []int{0}}}},
+		{"H13 decrements are served in FIFO order", []uint16{0, 0},
+			[]queued{{[]Sembuf{op(0, -1, 0)}, 0, GETNCNT, 1}, {[]Sembuf{op(0, -1, 0)}, 0, GETNCNT, 2}},
+			[]step{{[]Sembuf{op(0, 1, 0)}, []int{0}}, {[]Sembuf{op(0, 1, 0)}, []int{1}}}},
+		{"H13 wait-for-zero sleepers, single and complex, wake when a decrement reaches zero", []uint16{0, 2},
+			[]queued{{[]Sembuf{op(1, 0, 0)}, 1, GETZCNT, 1}, {[]Sembuf{op(0, 0, 0), op(1, 0, 0)}, 1, GETZCNT, 2}},
+			[]step{{[]Sembuf{op(1, -1, 0)}, nil}, {[]Sembuf{op(1, -1, 0)}, []int{0, 1}}}},
+		{"H13 a complex sleeper queued before a single-op one is served first", []uint16{0, 1},
+			[]queued{{[]Sembuf{op(0, -1, 0), op(1, -1, 0)}, 0, GETNCNT, 1}, {[]Sembuf{op(0, -1, 0)}, 0, GETNCNT, 2}},
+			[]step{{[]Sembuf{op(0, 1, 0)}, []int{0}}, {[]Sembuf{op(0, 1, 0)}, []int{1}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			eachLocking(t, func(t *testing.T, lk plan.SemLocking) {
+				ns := newNS(lk)
+				c := rootCaller()
+				id := mustGet(t, ns, c, unix.IPC_PRIVATE, len(tc.vals), 0o600)
+				ctx := t.Context()
+				mustCtl(t, ns, c, id, 0, SETALL, Semun{Array: tc.vals})
+				asleep := map[int]<-chan error{}
+				for i, q := range tc.sleepers {
+					asleep[i] = async(ns, ctx, c, id, q.ops...)
+					waitCount(t, ns, id, q.num, q.cmd, q.n)
+				}
+				for n, st := range tc.steps {
+					wantErr(t, fmt.Sprintf("operation %d", n), ns.Semop(ctx, c, id, st.ops), nil)
+					for _, i := range st.woke {
+						wantErr(t, fmt.Sprintf("sleeper %d after operation %d", i, n), result(t, asleep[i]), nil)
+						delete(asleep, i)
+					}
+					for i, ch := range asleep {
+						if !pending(ch) {
+							t.Fatalf("sleeper %d returned after operation %d", i, n)
+						}
+					}
+				}
+			})
+		})
 	}
-	wantErr(t, "to zero", ns.Semop(ctx, c, id, []Sembuf{op(1, -1, 0)}), nil)
-	wantErr(t, "zero waiter", result(t, z1), nil)
-	wantErr(t, "complex zero waiter", result(t, z2), nil)
-}
-
-// TestH13ComplexFIFO checks that a complex sleeper queued before a
-// single-op one is served first when both could proceed.
-func TestH13ComplexFIFO(t *testing.T) { eachLocking(t, testH13ComplexFIFO) }
-
-func testH13ComplexFIFO(t *testing.T, lk plan.SemLocking) {
-	ns := newNS(lk)
-	c := rootCaller()
-	id := mustGet(t, ns, c, unix.IPC_PRIVATE, 2, 0o600)
-	ctx := t.Context()
-	mustCtl(t, ns, c, id, 1, SETVAL, Semun{Val: 1})
-	cx := async(ns, ctx, c, id, op(0, -1, 0), op(1, -1, 0))
-	waitCount(t, ns, id, 0, GETNCNT, 1)
-	single := async(ns, ctx, c, id, op(0, -1, 0))
-	waitCount(t, ns, id, 0, GETNCNT, 2)
-	wantErr(t, "one unit", ns.Semop(ctx, c, id, []Sembuf{op(0, 1, 0)}), nil)
-	wantErr(t, "complex sleeper first", result(t, cx), nil)
-	if !pending(single) {
-		t.Fatal("single-op sleeper overtook the older complex one")
-	}
-	wantErr(t, "another unit", ns.Semop(ctx, c, id, []Sembuf{op(0, 1, 0)}), nil)
-	wantErr(t, "single sleeper", result(t, single), nil)
 }
 
 func TestGlobalModeHysteresis(t *testing.T) {

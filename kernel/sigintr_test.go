@@ -9,7 +9,7 @@ import (
 	"tasklist/ipc/sem"
 )
 
-// Sleeping calls cut short (sigintr.go): by a signal (complete_signal's
+// Sleeping calls cut short (signal_intr.go): by a signal (complete_signal's
 // choice of thread, signal_wake_up, do_wait's -ERESTARTSYS and ipc/sem.c's
 // -EINTR), by a stop, and by the wake-ups that set a thread's
 // pending-signal flag without a signal for it to take

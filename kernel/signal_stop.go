@@ -115,7 +115,7 @@ func (tg *ThreadGroup) trapTracedForStopLocked() int32 {
 // just stopped from the interruptible call it sleeps in (do_signal_stop's
 // signal_wake_up of each thread, or ptrace_trap_notify's for a traced
 // one) and returns how many untraced ones it woke: each of those takes
-// part in the stop once its call has taken the interrupt (sigintr.go), so
+// part in the stop once its call has taken the interrupt (signal_intr.go), so
 // the parent hears of the stop only after the sleepers have left their
 // wait queues, as on Linux. A traced thread takes part through its trap
 // (trapTracedForStopLocked), which it takes once its call has returned.

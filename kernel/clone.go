@@ -353,7 +353,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	// annotations of the fields it guards.
 	g := newProcessGroup(p, newSession(p))
 	g.mu.Lock()
-	g.members.pushFront(tg, pgrpLinkOf)
+	g.members.join(tg)
 	g.mu.Unlock()
 	tg.pgrp.Store(g)
 	u := k.user(0)

@@ -55,8 +55,11 @@
 //     the old and the new group, so a walk never visits a process of
 //     another group (seed 002). A fork into the group and a release hold
 //     it for reading, so that the changes every process makes run side by
-//     side, and change the list under ProcessGroup.listMu, which only they
-//     take. getpriority's PRIO_PGRP and PRIO_USER walks take neither: they
+//     side, and change one shard of the member list, the one of the
+//     process that created the member, under that shard's lock, which only
+//     they take; walks merge the shards by the members' join numbers
+//     (pgrp_members.go). getpriority's PRIO_PGRP and PRIO_USER walks take
+//     neither: they
 //     read the lists as they were at one moment by their sequence counts
 //     (seqList in list.go), and lock only when changes keep interrupting.
 //   - A user's shard locks (userShard.mu, class User.mu) each guard one
@@ -113,9 +116,9 @@
 //     locks, lower serial first, since the two need not be related; the
 //     tracer's lock guards its tracee list and its view of each tracee,
 //     the tracee's lock its own ptrace state.
-//  3. SignalHandlers.mu, and ProcessGroup.listMu, a leaf that clone takes
-//     under the group's and the parent's locks and a release under the
-//     group's.
+//  3. SignalHandlers.mu, and a process group's shard locks (class
+//     ProcessGroup.shard.mu), leaves that clone takes under the group's and
+//     the parent's locks and a release under the group's.
 //  4. User.mu: one user's shards in increasing order (a PRIO_USER walk),
 //     or one shard of two users in increasing uid (setuid); nothing else
 //     is taken while one is held.

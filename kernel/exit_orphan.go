@@ -24,7 +24,7 @@ import (
 // +checklocks:g.mu
 func (g *ProcessGroup) orphanedLocked(ignored *ThreadGroup) bool {
 	orphaned := true
-	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+	g.members.each(func(m *ThreadGroup) bool {
 		if m == ignored || m.isEmptyZombie() {
 			return true
 		}
@@ -57,7 +57,7 @@ func (tg *ThreadGroup) isEmptyZombie() bool {
 // +checklocks:g.mu
 func (g *ProcessGroup) hasStoppedLocked() bool {
 	stopped := false
-	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+	g.members.each(func(m *ThreadGroup) bool {
 		// The member's lock guards its job-control state.
 		m.mu.Lock()
 		stopped = m.stopped
@@ -95,7 +95,7 @@ func killOrphanedPgrp(tg, outside, ignored *ThreadGroup, q *exitQueue) {
 		return
 	}
 	for _, sig := range []int{int(unix.SIGHUP), int(unix.SIGCONT)} {
-		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		g.members.each(func(m *ThreadGroup) bool {
 			// The member's lock orders the delivery against its exit;
 			// the group's lock against moves and forks.
 			m.mu.Lock()

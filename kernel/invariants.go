@@ -110,10 +110,10 @@ func (c *checker) checkUser(u *User) {
 // it is listed in its session, and that it is named by its pid.
 func (c *checker) checkGroup(g *ProcessGroup) {
 	g.mu.Lock()
-	if g.dead || g.members.len == 0 {
+	if g.dead || g.members.empty() {
 		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
 	}
-	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+	g.members.each(func(m *ThreadGroup) bool {
 		if m.pgrp.Load() != g {
 			c.fail("process group %d lists process %d of another group", g.id.nrs[0], m.leader.Load().pid.Load().nrs[0])
 		}
@@ -297,7 +297,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 		c.groups[g] = true
 		g.mu.Lock()
 		member := false
-		g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+		g.members.each(func(m *ThreadGroup) bool {
 			member = m == tg
 			return !member
 		})

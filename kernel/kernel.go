@@ -22,7 +22,7 @@ var (
 	sighandClass     = lockstat.NewClass("kernel.SignalHandlers.mu")
 	sessionClass     = lockstat.NewClass("kernel.Session.mu")
 	pgrpClass        = lockstat.NewClass("kernel.ProcessGroup.mu")
-	pgrpListClass    = lockstat.NewClass("kernel.ProcessGroup.listMu")
+	pgrpShardClass   = lockstat.NewClass("kernel.ProcessGroup.shard.mu")
 	userClass        = lockstat.NewClass("kernel.User.mu")
 )
 

@@ -214,6 +214,38 @@ func (l *seqList[T]) readEach(s uint32, at func(*T) *seqLink[T], f func(*T)) boo
 // unchangedSince reports whether no change began since readBegin's s.
 func (l *seqList[T]) unchangedSince(s uint32) bool { return l.seq.Load() == s }
 
+// maxReadLists is how many lists readEachOf reads as one.
+const maxReadLists = 8
+
+// readEachOf is readEach over lists (at most maxReadLists) read as one:
+// it reports whether the walk saw them all as they were at one moment
+// (some moment after the last list's walk began and before the first
+// final check).
+func readEachOf[T any](lists []*seqList[T], at func(*T) *seqLink[T], f func(*T)) bool {
+	var seqs [maxReadLists]uint32
+	for i, l := range lists {
+		s, ok := l.readBegin()
+		if !ok {
+			return false
+		}
+		seqs[i] = s
+	}
+	for i, l := range lists {
+		// Most of a sharded list's shards are empty: no walk to call.
+		if l.head.Load() != nil && !l.readEach(seqs[i], at, f) {
+			return false
+		}
+	}
+	// A list walked early may have changed while later ones were walked:
+	// each must still be as it was when the walks began.
+	for i, l := range lists {
+		if !l.unchangedSince(seqs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // lockless runs a lockless read attempt up to locklessTries times and
 // reports whether one saw a stable state; the caller then falls back to
 // its lock, so that a reader always ends however busy the writers are.

@@ -27,27 +27,24 @@ type Session struct {
 // child under it held for writing). A fork into the group and a release,
 // the changes every process makes, only add or remove one member, which
 // commute: they hold the lock for reading, so that they run side by side,
-// and make their change under listMu, which only they take. getpriority's walk takes no group lock: it reads the member
-// list as it was at one moment, checking the list's sequence count
-// (seqList), which every change of membership moves.
+// and change one shard of the member list under that shard's lock
+// (pgrpMembers). getpriority's walk takes no group lock: it reads the
+// member list as it was at one moment, checking the shards' sequence
+// counts (seqList), which every change of membership moves.
 type ProcessGroup struct {
 	mu lockstat.RWMutex
-	// listMu orders the changes of members by joins and releases, which
-	// hold mu only for reading.
-	listMu  lockstat.Mutex
+	// members are the processes of the group (pgrpMembers says under
+	// which locks).
+	members pgrpMembers
 	id      *PID
 	session *Session
 	// serial orders group locks: a newer group's lock comes after an
 	// older one's.
 	serial uint64
-	// members are the processes of the group, the one that joined last
-	// first (Linux adds to the head of the pid's list, and walks
-	// visit members in that order). Changed under mu held for writing,
-	// or for reading with listMu (joinPgrpLocked, leavePgrp).
-	// +checklocks:mu
-	members seqList[ThreadGroup]
 	// dead is set when the last member left; nobody may join afterwards.
-	// Written as members is.
+	// The leave that empties the group sets it holding mu for reading
+	// (no fork can join a group with no member to fork from); a move
+	// sets it holding mu for writing.
 	// +checklocks:mu
 	dead bool
 	// sessionLink is guarded by the session's mu.
@@ -83,7 +80,7 @@ func newSession(id *PID) *Session {
 func newProcessGroup(id *PID, s *Session) *ProcessGroup {
 	g := &ProcessGroup{id: id, session: s, serial: pgrpSerial.Add(1)}
 	g.mu.Init(pgrpClass, g.serial)
-	g.listMu.Init(pgrpListClass, g.serial)
+	g.members.initLocks(g.serial)
 	s.groups.pushBack(g, sessionLinkOf)
 	id.refs.Add(1)
 	id.pgrp.Store(g)
@@ -126,20 +123,17 @@ func (tg *ThreadGroup) rlockPgrpOf() (g *ProcessGroup) {
 // leavePgrp removes tg from its process group when the process is
 // released; an emptied group and session give up their pids.
 //
-// +checklocksignore: members changes under g.mu held for reading and
-// g.listMu, which checklocks cannot express; lockstat checks both.
+// +checklocksignore: dead is written under g.mu held for reading by the
+// one leave that empties the group (see ProcessGroup.dead).
 func (tg *ThreadGroup) leavePgrp() {
 	// The group's lock, for reading: a release commutes with forks into
 	// the group and other releases, but not with a walk or a move.
 	g := tg.rlockPgrpOf()
-	g.listMu.Lock()
-	g.members.remove(tg, pgrpLinkOf)
-	empty := g.members.len == 0
+	empty := g.members.leave(tg)
 	if empty {
 		// No fork can join: it would need a member to fork from.
 		g.dead = true
 	}
-	g.listMu.Unlock()
 	g.mu.RUnlock()
 	if empty {
 		g.release()
@@ -150,15 +144,9 @@ func (tg *ThreadGroup) leavePgrp() {
 // forks it.
 //
 // Preconditions: g.mu is held, for reading at least.
-//
-// +checklocksignore: as for leavePgrp.
 func (g *ProcessGroup) joinPgrpLocked(ctg *ThreadGroup) {
 	g.mu.AssertHeld()
-	// Forks and releases hold the group's lock side by side; its list
-	// lock orders their changes.
-	g.listMu.Lock()
-	g.members.pushFront(ctg, pgrpLinkOf)
-	g.listMu.Unlock()
+	g.members.join(ctg)
 }
 
 // release detaches an emptied group from its pid and its session.
@@ -262,9 +250,9 @@ func (t *Task) Setsid() (int, error) {
 	g := newProcessGroup(id, newSession(id))
 	// The new group is newer, so its lock comes after the old one's.
 	g.mu.Lock()
-	seqMove(tg, &old.members, &g.members, pgrpLinkOf, true)
+	old.members.moveTo(tg, &g.members)
 	tg.pgrp.Store(g)
-	oldEmpty := old.members.len == 0
+	oldEmpty := old.members.empty()
 	if oldEmpty {
 		old.dead = true
 	}

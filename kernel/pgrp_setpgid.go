@@ -209,9 +209,9 @@ func (sp *setpgidOp) moveLocked() {
 		to.mu.Lock()
 		defer to.mu.Unlock()
 	}
-	seqMove(ptg, &sp.old.members, &to.members, pgrpLinkOf, true)
+	sp.old.members.moveTo(ptg, &to.members)
 	ptg.pgrp.Store(to)
-	if sp.old.members.len == 0 {
+	if sp.old.members.empty() {
 		sp.old.dead = true
 		sp.emptied = sp.old
 	}

@@ -194,7 +194,7 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 	// joins meanwhile.
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+	g.members.each(func(m *ThreadGroup) bool {
 		m.eachThread(f)
 		return true
 	})
@@ -222,8 +222,7 @@ func (g *ProcessGroup) bestPrio(p *plan.Plan) int {
 //
 // +checklocksignore: it reads g.members without g.mu, as seqList allows.
 func (g *ProcessGroup) eachThreadLockless(f func(*Task)) bool {
-	s, ok := g.members.readBegin()
-	return ok && g.members.readEach(s, pgrpLinkOf, func(m *ThreadGroup) { m.eachThread(f) })
+	return g.members.eachLockless(func(m *ThreadGroup) { m.eachThread(f) })
 }
 
 // eachThread calls f for every thread of the process: a single-threaded
@@ -251,7 +250,16 @@ func (tg *ThreadGroup) eachThread(f func(*Task)) {
 //
 // +checklocksignore: it reads g.members without g.mu on purpose.
 func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
-	for m := g.members.head.Load(); m != nil; m = m.pgrpLink.next.Load() {
+	for i := range g.members.shards {
+		g.members.shards[i].eachUnlocked(f)
+	}
+}
+
+// eachUnlocked is eachThreadUnlocked for one shard.
+//
+// +checklocksignore: it reads the shard without its lock on purpose.
+func (s *pgrpShard) eachUnlocked(f func(*Task)) {
+	for m := s.list.head.Load(); m != nil; m = m.pgrpLink.next.Load() {
 		// The member's lock guards its thread list; it is taken even for
 		// a single thread, which keeps the walk as slow as the race
 		// checker's races were aimed at.
@@ -303,38 +311,21 @@ func (u *User) eachVisible(ns *PIDNamespace, f func(*Task)) {
 }
 
 // eachVisibleLockless is eachVisible without the shards' locks: it
-// reports whether the walk saw every shard as it was at one moment (some
-// moment after the last shard's walk began and before the first final
-// check); when it did not, what f saw must be dropped.
+// reports whether the walk saw every shard as it was at one moment; when
+// it did not, what f saw must be dropped.
 //
 // +checklocksignore: it reads the shards' lists without their locks, as
 // seqList allows.
 func (u *User) eachVisibleLockless(ns *PIDNamespace, f func(*Task)) bool {
-	var seqs [userShards]uint32
+	var lists [userShards]*seqList[Task]
 	for i := range u.shards {
-		s, ok := u.shards[i].members.readBegin()
-		if !ok {
-			return false
-		}
-		seqs[i] = s
+		lists[i] = &u.shards[i].members
 	}
-	for i := range u.shards {
-		if !u.shards[i].members.readEach(seqs[i], userLinkOf, func(th *Task) {
-			if visibleIn(th, ns) {
-				f(th)
-			}
-		}) {
-			return false
+	return readEachOf(lists[:], userLinkOf, func(th *Task) {
+		if visibleIn(th, ns) {
+			f(th)
 		}
-	}
-	// A shard walked early may have changed while later ones were
-	// walked: each must still be as it was when the walks began.
-	for i := range u.shards {
-		if !u.shards[i].members.unchangedSince(seqs[i]) {
-			return false
-		}
-	}
-	return true
+	})
 }
 
 // setPrio is PRIO_USER's loop of set_one_prio. Linux visits the threads

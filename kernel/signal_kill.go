@@ -92,7 +92,7 @@ func (t *Task) killPgrp(g *ProcessGroup, sig int) error {
 	// released meanwhile.
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.members.each(pgrpLinkOf, func(m *ThreadGroup) bool {
+	g.members.each(func(m *ThreadGroup) bool {
 		err := t.checkKillPermission(m.leader.Load(), sig)
 		if err == nil && sig != 0 {
 			// The member's lock orders the delivery against its exit

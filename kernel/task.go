@@ -350,8 +350,13 @@ type ThreadGroup struct {
 
 	parentView
 
-	// pgrpLink is guarded by the process group's mu.
-	pgrpLink seqLink[ThreadGroup]
+	// pgrpLink is guarded by the process group's locks (pgrpMembers);
+	// joinSeq numbers the process's joining of its group, which orders
+	// the group's walks, and is written with it; pgrpShard is the shard
+	// of every group's members it sits in (pgrpMembers).
+	pgrpLink  seqLink[ThreadGroup]
+	joinSeq   uint64
+	pgrpShard uint8
 
 	// tracees lists the threads that this process's threads trace
 	// (ptrace.go).

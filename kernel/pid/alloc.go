@@ -115,8 +115,11 @@ type Allocator[T any] struct {
 	table table[T]
 
 	// count is the number of numbers this allocator has allocated
-	// (pid_allocated).
-	count atomic.Int64
+	// (pid_allocated), kept only by an allocator that shares its space:
+	// one with a space of its own counts in the space's count, so that
+	// an allocation and a release write one shared count, not two.
+	count  atomic.Int64
+	shared bool
 	// disabled is set once the namespace's init has died: every later
 	// allocation fails with ENOMEM (disable_pid_allocation).
 	disabled atomic.Bool
@@ -129,14 +132,14 @@ func NewAllocator[T any](max int) (*Allocator[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	return NewSharedAllocator[T](s), nil
+	return &Allocator[T]{space: s}, nil
 }
 
 // NewSharedAllocator returns an allocator that draws its numbers from s,
 // which other allocators may share: pid_max, the cursor, the wrap and the
 // sequence numbers are then theirs in common, while each allocator
 // publishes, counts, ranges over and disables only its own numbers.
-func NewSharedAllocator[T any](s *Space) *Allocator[T] { return &Allocator[T]{space: s} }
+func NewSharedAllocator[T any](s *Space) *Allocator[T] { return &Allocator[T]{space: s, shared: true} }
 
 // Alloc takes the next free number, cyclically, and publishes v, which
 // must not be nil, for it. It returns the number and the allocation's
@@ -167,7 +170,9 @@ func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
 			return 0, 0, syscall.ENOMEM
 		}
 		s.count.Add(1)
-		a.count.Add(1)
+		if a.shared {
+			a.count.Add(1)
+		}
 		return nr, s.seq.Add(1), nil
 	}
 }
@@ -265,8 +270,11 @@ func (a *Allocator[T]) free(nr int) int {
 	}
 	a.table.store(nr, nil)
 	s.word(nr).And(^bit)
-	s.count.Add(-1)
-	return int(a.count.Add(-1))
+	n := s.count.Add(-1)
+	if a.shared {
+		n = a.count.Add(-1)
+	}
+	return int(n)
 }
 
 // Disable makes every later Alloc fail with ENOMEM (after it has moved the
@@ -277,7 +285,12 @@ func (a *Allocator[T]) Disable() { a.disabled.Store(true) }
 func (a *Allocator[T]) Disabled() bool { return a.disabled.Load() }
 
 // Count returns the number of numbers this allocator has allocated.
-func (a *Allocator[T]) Count() int { return int(a.count.Load()) }
+func (a *Allocator[T]) Count() int {
+	if a.shared {
+		return int(a.count.Load())
+	}
+	return int(a.space.count.Load())
+}
 
 // Max returns pid_max.
 func (a *Allocator[T]) Max() int { return a.space.Max() }

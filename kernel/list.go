@@ -88,7 +88,6 @@ type seqList[T any] struct {
 	seq  atomic.Uint32
 	head atomic.Pointer[T]
 	tail *T
-	len  int
 }
 
 // writeBegin opens a change, unless one is open already (a move between
@@ -136,7 +135,6 @@ func (l *seqList[T]) pushBack(x *T, at func(*T) *seqLink[T]) {
 		at(l.tail).next.Store(x)
 	}
 	l.tail = x
-	l.len++
 	l.writeEnd(opened)
 }
 
@@ -152,7 +150,6 @@ func (l *seqList[T]) pushFront(x *T, at func(*T) *seqLink[T]) {
 		at(head).prev = x
 	}
 	l.head.Store(x)
-	l.len++
 	l.writeEnd(opened)
 }
 
@@ -173,7 +170,6 @@ func (l *seqList[T]) remove(x *T, at func(*T) *seqLink[T]) {
 		at(next).prev = n.prev
 	}
 	n.prev = nil
-	l.len--
 	l.writeEnd(opened)
 }
 

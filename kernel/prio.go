@@ -219,8 +219,6 @@ func (g *ProcessGroup) bestPrio(p *plan.Plan) int {
 // eachThreadLockless is eachThread without the group's lock: it reports
 // whether the walk saw the member list as it was at one moment; when it
 // did not, what f saw must be dropped.
-//
-// +checklocksignore: it reads g.members without g.mu, as seqList allows.
 func (g *ProcessGroup) eachThreadLockless(f func(*Task)) bool {
 	return g.members.eachLockless(func(m *ThreadGroup) { m.eachThread(f) })
 }
@@ -247,8 +245,6 @@ func (tg *ThreadGroup) eachThread(f func(*Task)) {
 // early or run on into the moved member's new group. It exists only for
 // the unsafe pgrp-walk-unlocked toggle, which recreates that race (seed
 // 002) for the race checker.
-//
-// +checklocksignore: it reads g.members without g.mu on purpose.
 func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
 	for i := range g.members.shards {
 		g.members.shards[i].eachUnlocked(f)

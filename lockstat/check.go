@@ -3,7 +3,9 @@ package lockstat
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,14 +22,39 @@ const (
 var mode atomic.Uint32
 
 func init() {
-	if testing.Testing() && os.Getenv("TASKLIST_LOCKCHECK") != "0" {
+	mainModule := ""
+	if info, ok := debug.ReadBuildInfo(); ok {
+		mainModule = info.Main.Path
+	}
+	if checkingByDefault(testing.Testing(), os.Getenv("TASKLIST_LOCKCHECK"), mainModule,
+		reflect.TypeFor[Mutex]().PkgPath()) {
 		mode.Store(modeCheck)
 	}
 }
 
+// checkingByDefault says whether checking starts on: in the test binaries of
+// the module this package belongs to (its import path is pkgPath, the
+// binary's main module mainModule), unless env, the value of
+// TASKLIST_LOCKCHECK, is "0"; elsewhere only when env is "1". Checking
+// costs a fork a couple of hundred times its price, which another module's
+// tests should pay only when they ask to.
+func checkingByDefault(inTest bool, env, mainModule, pkgPath string) bool {
+	switch env {
+	case "0":
+		return false
+	case "1":
+		return true
+	}
+	return inTest && mainModule != "" && strings.HasPrefix(pkgPath, mainModule+"/")
+}
+
 // SetChecking turns lock-order checking on or off for all locks and returns
-// the previous setting. Checking starts on in test binaries unless the
-// environment variable TASKLIST_LOCKCHECK is "0", and off otherwise.
+// the previous setting. Checking starts on in the test binaries of
+// tasklist's own packages, unless the environment variable
+// TASKLIST_LOCKCHECK is "0"; it starts off in any other program, another
+// module's tests included, unless TASKLIST_LOCKCHECK is "1". A module that
+// embeds tasklist turns it on for its tests with TASKLIST_LOCKCHECK=1 or by
+// calling SetChecking(true) in its TestMain.
 //
 // Turning checking off never disturbs locks acquired while it was on: their
 // release still clears the checker's record of them. Turning it on does not

@@ -23,6 +23,19 @@
 // ancestors are locked first). Key 0 forbids holding two locks of the class
 // at once.
 //
+// # Where checking is on
+//
+// Checking records every acquisition's stack and the order of every pair of
+// classes held together, which makes a fork+exit+wait cycle some two hundred
+// times dearer. It is on by default in the test binaries of tasklist's own
+// packages, and off in every other program, the tests of a module that
+// embeds tasklist included. Such a module turns it on for its tests, and so
+// has its own use of the library checked like tasklist's tests, with the
+// environment variable TASKLIST_LOCKCHECK=1 (go test ./... under it) or
+// with [SetChecking](true) in its TestMain; TASKLIST_LOCKCHECK=0 turns it
+// off in tasklist's tests too. A violation panics unless a reporter is
+// installed ([SetReporter]).
+//
 // # Statistics
 //
 // While statistics are on (see [SetStats]), every classed lock counts what
@@ -120,7 +133,8 @@
 //
 // # Cost
 //
-// Checking is on by default only in test binaries (see [SetChecking]);
+// Checking is on by default only in tasklist's own test binaries (see
+// [SetChecking]);
 // statistics are off by default (see [SetStats]). With both off, Lock and
 // RLock add one atomic load of a package-level flag to the sync.Mutex or
 // sync.RWMutex they wrap, Unlock and RUnlock add a test of the lock's own

@@ -30,7 +30,9 @@ type Options struct {
 	// time is left.
 	Rounds int
 	// Workers is the number of goroutines making calls in each round's
-	// burst; zero means two per GOMAXPROCS.
+	// burst, at most MaxWorkers; zero means two per GOMAXPROCS (at most
+	// MaxWorkers). Past some tens of workers porcupine may not decide a
+	// round in time: see Report.Undecided.
 	Workers int
 	// Steps is the number of random calls each worker makes in a round,
 	// besides the races aimed at; zero means DefaultSteps.
@@ -54,6 +56,10 @@ const (
 	DefaultShrink   = 20 * time.Second
 )
 
+// MaxWorkers bounds Options.Workers, as package bench bounds its workers: a
+// round's setup makes a few processes per worker.
+const MaxWorkers = 1024
+
 // Report is what a run did and found.
 type Report struct {
 	Plan    string
@@ -65,7 +71,11 @@ type Report struct {
 	// Undecided counts rounds whose history porcupine could not decide
 	// in time; they are neither passed nor failed.
 	Undecided int
-	Elapsed   time.Duration
+	// Interrupted is set when the context ended the run: the round then
+	// under way is not counted, and a violation found is reported as it
+	// had been shrunk so far.
+	Interrupted bool
+	Elapsed     time.Duration
 	// Violation is the first violation found, shrunk, or nil.
 	Violation *Violation
 	// FoundAfter is the time from the start to the violation's round.
@@ -197,17 +207,27 @@ func (v *Violation) WriteHTML(path string) error {
 // is shrunk (the round is retried with fewer calls while it still fails)
 // before it is reported.
 //
+// The first round runs whatever the duration; the duration bounds when
+// the next one may start. When ctx is done Run stops at once, drops the
+// round under way (whose calls end in the background, a sleeping call
+// interrupted by ctx) and returns what it checked with Interrupted set.
+// A report is a pass only if it has rounds, no violation, no undecided
+// round and no interruption: see Report.Passed.
+//
 // Run turns lockstat's checking on and installs its reporter for the
-// run, restoring both after; runs must not overlap. It fails only if ctx
-// is done before the first round.
+// run, restoring both after; runs must not overlap. It fails only for
+// options out of bounds.
 func Run(ctx context.Context, opt Options) (Report, error) {
 	runMu.Lock()
 	defer runMu.Unlock()
 	if opt.Duration <= 0 {
 		opt.Duration = DefaultDuration
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = 2 * runtime.GOMAXPROCS(0)
+	if opt.Workers < 0 || opt.Workers > MaxWorkers {
+		return Report{}, fmt.Errorf("%d workers: want 1 to %d", opt.Workers, MaxWorkers)
+	}
+	if opt.Workers == 0 {
+		opt.Workers = min(2*runtime.GOMAXPROCS(0), MaxWorkers)
 	}
 	if opt.Steps <= 0 {
 		opt.Steps = DefaultSteps
@@ -219,9 +239,6 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 		opt.Seed = uint64(time.Now().UnixNano())
 	}
 	rep := Report{Plan: opt.Plan.Name(), Seed: opt.Seed, Workers: opt.Workers}
-	if err := ctx.Err(); err != nil {
-		return rep, err
-	}
 	locks := watchLocks()
 	defer locks.stop()
 
@@ -230,11 +247,19 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	prog := newProgress(opt.Progress, rep.Plan)
 	seeds := rand.New(rand.NewPCG(opt.Seed, 0x726f756e6473))
 	for n := 0; opt.Rounds <= 0 || n < opt.Rounds; n++ {
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if n > 0 && time.Now().After(deadline) {
+			break
+		}
+		if ctx.Err() != nil {
+			rep.Interrupted = true
 			break
 		}
 		seed := seeds.Uint64()
-		res := round(opt.Plan, newSchedule(seed, opt.Workers, opt.Steps), locks, checkTimeout)
+		res := round(ctx, opt.Plan, newSchedule(seed, opt.Workers, opt.Steps), locks, checkTimeout)
+		if res.interrupted {
+			rep.Interrupted = true
+			break
+		}
 		rep.Rounds++
 		rep.Ops += len(res.burst)
 		if res.unknown {
@@ -248,7 +273,8 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 			rep.Violation = v
 			if opt.Shrink > 0 {
 				prog.note("violation found in round %d; shrinking", n)
-				rep.Violation = shrink(opt.Plan, seed, opt.Workers, opt.Steps, v, locks, opt.Shrink)
+				rep.Violation = shrink(ctx, opt.Plan, seed, opt.Workers, opt.Steps, v, locks, opt.Shrink)
+				rep.Interrupted = ctx.Err() != nil
 			}
 			break
 		}
@@ -256,6 +282,12 @@ func Run(ctx context.Context, opt Options) (Report, error) {
 	rep.Elapsed = time.Since(start)
 	prog.done(rep)
 	return rep, nil
+}
+
+// Passed reports whether the run is a pass: it checked at least one
+// round, found nothing, decided every round and was not interrupted.
+func (r *Report) Passed() bool {
+	return r.Rounds > 0 && r.Violation == nil && r.Undecided == 0 && !r.Interrupted
 }
 
 // checkTimeout bounds porcupine on one round; rounds are small, so it is

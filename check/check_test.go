@@ -100,7 +100,7 @@ func judge(t *testing.T, h *history, burst []record) porcupine.CheckResult {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, _ := linearizable(init, burst, 10*time.Second)
+	res, _, _, _ := linearizable(context.Background(), init, burst, 10*time.Second)
 	return res
 }
 
@@ -248,7 +248,7 @@ func TestSleeperOnRemovedSetIsAHang(t *testing.T) {
 	defer cancel()
 	b := w.startBurst(ctx, s)
 	b.wait()
-	if msg := b.waitSleepers(s); !strings.Contains(msg, "still sleeps") {
+	if msg := b.waitSleepers(context.Background(), s); !strings.Contains(msg, "still sleeps") {
 		t.Fatalf("got %q, want a sleeper reported", msg)
 	}
 }

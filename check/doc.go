@@ -87,6 +87,15 @@
 // A seed replays a run's rounds (the same setups and calls for each
 // goroutine); the interleavings differ from run to run.
 //
+// # Passing
+//
+// A run passes (Report.Passed) only if it checked at least one round (the
+// first runs whatever the duration), found nothing, and porcupine decided
+// every round: a round it could not decide in time, which grows likelier
+// past some tens of workers, is neither passed nor failed. A run ended by
+// its context drops the round under way at once, during its setup, its
+// burst, its check or the shrinking of a violation, and says so.
+//
 // Run sets lockstat's checking and reporter for its duration; runs must not
 // overlap.
 package check

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -179,11 +180,27 @@ func semFamily(key, id int) string {
 }
 
 // linearizable checks the burst's records against the model from init.
-// It returns porcupine's verdict and what the visualisation needs.
-func linearizable(init *state, burst []record, timeout time.Duration) (porcupine.CheckResult, porcupine.Model, porcupine.LinearizationInfo) {
+// It returns porcupine's verdict and what the visualisation needs; ok is
+// false when ctx ended first, and the check is then left to run out its
+// timeout in the background.
+func linearizable(ctx context.Context, init *state, burst []record, timeout time.Duration) (
+	porcupine.CheckResult, porcupine.Model, porcupine.LinearizationInfo, bool) {
 	model := porcupineModel(init)
-	res, info := porcupine.CheckOperationsVerbose(model, operations(burst), timeout)
-	return res, model, info
+	type verdict struct {
+		res  porcupine.CheckResult
+		info porcupine.LinearizationInfo
+	}
+	done := make(chan verdict, 1)
+	go func() {
+		res, info := porcupine.CheckOperationsVerbose(model, operations(burst), timeout)
+		done <- verdict{res, info}
+	}()
+	select {
+	case v := <-done:
+		return v.res, model, v.info, true
+	case <-ctx.Done():
+		return porcupine.Unknown, model, porcupine.LinearizationInfo{}, false
+	}
 }
 
 // operations makes records porcupine's operations: one each, and for a

@@ -50,7 +50,7 @@ const (
 var kindNames = [...]string{
 	kClone: "clone", kExit: "exit", kExitGroup: "exit_group", kWait4: "wait4", kWaitid: "waitid",
 	kSetpgid: "setpgid", kSetsid: "setsid", kKill: "kill", kGetpriority: "getpriority",
-	kSetpriority: "setpriority", kTraceme: "ptrace(TRACEME)", kSetresuid: "setresuid", kObserve: "observe",
+	kSetpriority: "setpriority", kTraceme: "ptrace", kSetresuid: "setresuid", kObserve: "observe",
 	kCloneNice: "clone's copy of nice",
 	kSemget:    "semget", kSemop: "semop", kSemctl: "semctl",
 }
@@ -203,6 +203,8 @@ func (c call) String() string {
 		args = fmt.Sprintf("%d, %s", c.pid, signalName(c.arg))
 	case kSetresuid:
 		args = fmt.Sprintf("%d, %d, %d", c.arg, c.arg, c.arg)
+	case kTraceme:
+		args = "PTRACE_TRACEME, 0, 0, 0"
 	case kGetpriority:
 		args = fmt.Sprintf("%s, %d", prioNames[c.arg], c.pid)
 	case kSetpriority:

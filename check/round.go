@@ -224,28 +224,40 @@ type roundResult struct {
 	setup, burst []record
 	violation    *Violation
 	unknown      bool // porcupine could not decide in time
+	// interrupted is set when ctx ended the round before it was checked:
+	// its calls may have been cut short, so it proves nothing either way.
+	interrupted bool
 }
 
-// round runs s on a fresh kernel under p and checks it.
-func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duration) roundResult {
+// round runs s on a fresh kernel under p and checks it. When ctx is done
+// it stops at once, leaving the calls still running to end on their own
+// (ctx interrupts those that sleep), and reports the round interrupted.
+func round(ctx context.Context, p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duration) roundResult {
 	k, err := kernel.New(kernel.Config{Plan: p})
 	if err != nil {
 		panic(err)
 	}
 	w := &world{k: k, tasks: []*kernel.Task{k.Init()}, pids: []int{1}}
 	locks.reset()
-	setup := w.setup(s)
-	ctx, cancel := context.WithCancel(context.Background())
+	interrupted := roundResult{interrupted: true}
+	setup := w.setup(ctx, s)
+	if ctx.Err() != nil {
+		return interrupted
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // wakes a sleeper left asleep by a violation
 	b := w.startBurst(ctx, s)
 	final := w.runner(len(b.runners))
 	all := append(append([]*runner{setup}, b.runners...), final)
 	hang := func(msg string) roundResult {
+		if ctx.Err() != nil {
+			return interrupted
+		}
 		v := &Violation{Kind: "hang", Message: msg, setup: setup.records}
 		v.addInFlight(w, all[1:])
 		return roundResult{setup: setup.records, burst: v.burst, violation: v}
 	}
-	if !waitBounded(b.wait, hangBound) {
+	if !waitBounded(ctx, b.wait, hangBound) {
 		return hang("a call never returned")
 	}
 	// Removing every set must wake every sleeper, with EIDRM.
@@ -254,11 +266,15 @@ func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duratio
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: sem.GETALL}, false)
 		final.do(ctx, step{kind: kSemctl, actor: 0, arg: unix.IPC_RMID}, false)
 	}
-	if msg := b.waitSleepers(s); msg != "" {
+	if msg := b.waitSleepers(ctx, s); msg != "" {
 		return hang(msg)
 	}
-	if !waitBounded(k.Quiesce, hangBound) {
+	if !waitBounded(ctx, k.Quiesce, hangBound) {
 		return hang("Kernel.Quiesce never returned")
+	}
+	if ctx.Err() != nil {
+		// A sleeping call may have returned EINTR for the interrupt.
+		return interrupted
 	}
 	for part, pids := range partPids(s, w, all) {
 		obs := record{client: final.client, c: call{kind: kObserve, part: part, pids: pids}, start: w.clock.Add(1)}
@@ -273,14 +289,18 @@ func round(p *plan.Plan, s schedule, locks *lockWatch, checkTimeout time.Duratio
 	for _, r := range all[1:] {
 		burst = append(burst, r.records...)
 	}
-	return verdict(k, locks, setup.records, burst, checkTimeout)
+	return verdict(ctx, k, locks, setup.records, burst, checkTimeout)
 }
 
-// setup makes the setup's steps one at a time and returns its runner.
-func (w *world) setup(s schedule) *runner {
+// setup makes the setup's steps one at a time and returns its runner; it
+// stops early when ctx is done.
+func (w *world) setup(ctx context.Context, s schedule) *runner {
 	r := w.runner(0)
 	r.ids = make([]int, len(s.keys))
 	for _, st := range s.setup {
+		if ctx.Err() != nil {
+			break
+		}
 		r.do(context.Background(), st, true)
 	}
 	w.ids = r.ids
@@ -345,8 +365,9 @@ func (w *world) startBurst(ctx context.Context, s schedule) *burst {
 
 // verdict checks a round that ran to its end: the kernel's invariants,
 // lock order, and the linearizability of the burst from the state the
-// setup left.
-func verdict(k *kernel.Kernel, locks *lockWatch, setup, burst []record, checkTimeout time.Duration) roundResult {
+// setup left. The round is interrupted if ctx ends before porcupine
+// decides.
+func verdict(ctx context.Context, k *kernel.Kernel, locks *lockWatch, setup, burst []record, checkTimeout time.Duration) roundResult {
 	res := roundResult{setup: setup, burst: burst}
 	v := &Violation{setup: setup, burst: burst}
 	var problems []string
@@ -364,7 +385,10 @@ func verdict(k *kernel.Kernel, locks *lockWatch, setup, burst []record, checkTim
 	if err != nil {
 		fail("setup", err.Error())
 	} else {
-		result, model, info := linearizable(init, burst, checkTimeout)
+		result, model, info, ok := linearizable(ctx, init, burst, checkTimeout)
+		if !ok {
+			return roundResult{interrupted: true}
+		}
 		switch result {
 		case porcupine.Illegal:
 			why, races := explain(init, operations(burst), info)
@@ -449,24 +473,29 @@ func partPids(s schedule, w *world, rs []*runner) [][]int {
 	return out
 }
 
-func waitBounded(f func(), bound time.Duration) bool {
+// waitBounded runs f and reports whether it returned within bound and
+// before ctx ended.
+func waitBounded(ctx context.Context, f func(), bound time.Duration) bool {
 	done := make(chan struct{})
 	go func() {
 		f()
 		close(done)
 	}()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
 	select {
 	case <-done:
 		return true
-	case <-time.After(bound):
-		return false
+	case <-timer.C:
+	case <-ctx.Done():
 	}
+	return false
 }
 
 // waitSleepers waits for the sleepers once every set is removed: each must
 // return, and none may stay asleep, since the removals failed every
 // sleeper of the sets with EIDRM. It says what went wrong, if anything.
-func (b *burst) waitSleepers(s schedule) string {
+func (b *burst) waitSleepers(ctx context.Context, s schedule) string {
 	sleepers, done := b.runners[b.sleepers:], b.done[b.sleepers:]
 	asleep := make([]time.Time, len(sleepers))
 	deadline := time.Now().Add(hangBound)
@@ -487,7 +516,7 @@ func (b *burst) waitSleepers(s schedule) string {
 				return "a semop still sleeps after every set was removed: it sleeps on a set removed before it queued"
 			}
 		}
-		if all {
+		if all || ctx.Err() != nil {
 			return ""
 		}
 		if time.Now().After(deadline) {

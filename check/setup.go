@@ -117,37 +117,36 @@ func (b *builder) makeSetup(workers int) {
 // the workers: only its owner makes calls as a task, as a thread makes
 // one system call at a time.
 func (b *builder) assignOwners(workers int) [][]ref {
+	made := b.creators()
+	isThread := func(r ref) bool { return made[r].flags&unix.CLONE_THREAD != 0 }
 	owners := make([][]ref, workers)
 	w := 0
 	for _, procs := range b.l.procs {
+		threads := map[ref][]ref{} // by the process that cloned them
+		for _, t := range procs {
+			if isThread(t) {
+				threads[made[t].actor] = append(threads[made[t].actor], t)
+			}
+		}
 		for i, p := range procs {
-			if i > 0 && b.isThread(p) {
+			if i > 0 && isThread(p) {
 				continue
 			}
-			owners[w] = append(owners[w], p)
-			for _, t := range procs {
-				if b.isThread(t) && b.s.setup[b.creator(t)].actor == p {
-					owners[w] = append(owners[w], t)
-				}
-			}
+			owners[w] = append(append(owners[w], p), threads[p]...)
 			w = (w + 1) % workers
 		}
 	}
 	return owners
 }
 
-// creator returns the index of the setup step that made r.
-func (b *builder) creator(r ref) int {
-	n := 0
-	for i, s := range b.s.setup {
+// creators returns, for each setup task by its ref, the setup step that
+// made it (init's is the zero step).
+func (b *builder) creators() []step {
+	made := []step{{}}
+	for _, s := range b.s.setup {
 		if s.makesTask {
-			n++
-			if ref(n) == r {
-				return i
-			}
+			made = append(made, s)
 		}
 	}
-	return -1
+	return made
 }
-
-func (b *builder) isThread(r ref) bool { return b.s.setup[b.creator(r)].flags&unix.CLONE_THREAD != 0 }

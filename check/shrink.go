@@ -1,6 +1,7 @@
 package check
 
 import (
+	"context"
 	"slices"
 	"time"
 
@@ -15,15 +16,15 @@ const shrinkTries = 20
 
 // shrink looks for a smaller schedule than the one drawn from seed that
 // still fails, dropping workers, sleepers, and steps, and returns the
-// smallest failing round it ran.
-func shrink(p *plan.Plan, seed uint64, workers, steps int, v *Violation, locks *lockWatch, budget time.Duration) *Violation {
+// smallest failing round it ran. It stops early when ctx is done.
+func shrink(ctx context.Context, p *plan.Plan, seed uint64, workers, steps int, v *Violation, locks *lockWatch, budget time.Duration) *Violation {
 	s := newSchedule(seed, workers, steps)
 	best := v
 	deadline := time.Now().Add(budget)
-	for progress := true; progress && time.Now().Before(deadline); {
+	for progress := true; progress && time.Now().Before(deadline) && ctx.Err() == nil; {
 		progress = false
 		for _, c := range smaller(s, best.races) {
-			found := failing(p, c, locks, deadline)
+			found := failing(ctx, p, c, locks, deadline)
 			if found == nil {
 				continue
 			}
@@ -40,12 +41,12 @@ func shrink(p *plan.Plan, seed uint64, workers, steps int, v *Violation, locks *
 }
 
 // failing runs s up to shrinkTries times and returns the first violation.
-func failing(p *plan.Plan, s schedule, locks *lockWatch, deadline time.Time) *Violation {
+func failing(ctx context.Context, p *plan.Plan, s schedule, locks *lockWatch, deadline time.Time) *Violation {
 	for range shrinkTries {
-		if time.Now().After(deadline) {
+		if time.Now().After(deadline) || ctx.Err() != nil {
 			return nil
 		}
-		if res := round(p, s, locks, checkTimeout); res.violation != nil {
+		if res := round(ctx, p, s, locks, checkTimeout); res.violation != nil {
 			return res.violation
 		}
 	}

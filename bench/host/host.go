@@ -3,7 +3,12 @@
 // host's C compiler into the user's cache directory (package cbuild),
 // forks real worker processes and threads and uses real semaphores. It
 // needs no privilege; run as root it also gives workers and get's
-// population the users the model's workloads give them.
+// population the users the model's workloads give them, and makes its
+// semaphore sets in an IPC namespace of its own, which the kernel frees
+// with them once its last process is gone. Unprivileged, the sets are made
+// in the caller's namespace and removed by the program as it stops (see
+// Run): only a SIGKILL aimed at the program itself, rather than at its
+// caller, can then leave behind the set a worker was using.
 package host
 
 import (
@@ -74,6 +79,12 @@ type Result struct {
 // Run runs spec. Cancelling ctx stops the program, which removes what it
 // made (processes, semaphore sets) before it exits; Run then returns
 // ctx's error.
+//
+// Nothing the program makes outlives the calling process, whatever ends
+// it: the program runs in a process group of its own, which a terminal's
+// Ctrl-C (sent to the foreground group) does not reach, and gets SIGTERM,
+// its signal to stop and clean up, when the thread that started it dies
+// (PR_SET_PDEATHSIG), which Run keeps alive until the program has exited.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
 	bin, err := Binary()
 	if err != nil {
@@ -86,11 +97,17 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	cmd := exec.CommandContext(ctx, bin, "run", spec.Workload, strconv.Itoa(spec.Workers),
 		strconv.FormatInt(spec.Warmup.Nanoseconds(), 10), strconv.FormatInt(spec.Sample.Nanoseconds(), 10),
 		strconv.Itoa(spec.Samples), strconv.Itoa(spec.Population), mix)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// The parent-death signal comes when the forking thread exits, not the
+	// process: keep this goroutine on its thread, which no other goroutine
+	// can then retire, until the program is gone.
+	runtime.LockOSThread()
 	err = cmd.Run()
+	runtime.UnlockOSThread()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}

@@ -10,9 +10,21 @@
 // sample's length and each worker's iterations in it; for pthread-create
 // also "lat i NS..." with the time of each timed call. "note TEXT" lines
 // say where the run differs from the model's workload. MIX is
-// "NAME:WEIGHT,..." for the mix, "-" otherwise. SIGTERM stops a run:
-// everything it made is removed and it exits 3 without results. The
-// exec-child and exec-grandchild commands are fork-exec's own images.
+// "NAME:WEIGHT,..." for the mix, "-" otherwise. SIGTERM, SIGINT or SIGHUP
+// stops a run: everything it made is removed and it exits 3 without
+// results. The exec-child and exec-grandchild commands are fork-exec's own
+// images.
+//
+// Nothing a run makes may outlive it. Its semaphore sets live, when it
+// may make one (as root), in an IPC namespace of its own, which the kernel
+// frees with every set in it when the run's last process is gone, however
+// they die. The workers ignore the terminal's signals and stop only at
+// the last epoch, which the parent sets when it is told to stop, so that
+// none dies between a semget and its IPC_RMID and the parent removes its
+// own set once they are gone; every process it starts dies with it
+// (PR_SET_PDEATHSIG). Its caller is expected to put it in a process group
+// of its own, out of reach of a terminal's signals, and to make it a
+// SIGTERM when the caller dies.
 #define _GNU_SOURCE
 #if !defined(__x86_64__)
 #error "hostbench supports only amd64"
@@ -76,6 +88,7 @@ static uint32_t *lat; // LATCAP per worker, for pthread-create
 static int nworkers, nsamples, semid = -1, privileged;
 static char self[4096];
 static volatile sig_atomic_t stopping;
+static pid_t main_pid; // the run's parent process
 
 // The mix: each worker's deck of job numbers.
 static int mix_jobs[MAXJOBS], mix_weights[MAXJOBS], nmix;
@@ -322,6 +335,8 @@ static long sys2(long n, long a, long b) {
 static int pop_main(void *arg) {
 	long uid = (long)arg;
 	sys2(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL);
+	if (sys2(SYS_getppid, 0, 0) != main_pid)
+		sys2(SYS_exit, 1, 0);
 	if (uid >= 0) {
 		sys2(SYS_setgid, uid, 0);
 		sys2(SYS_setuid, uid, 0);
@@ -357,6 +372,24 @@ static void populate(int n) {
 static void on_term(int sig) {
 	(void)sig;
 	stopping = 1;
+}
+
+// The signals that stop a run: the parent's SIGTERM on a cancel or a
+// death, and a terminal's, should one reach the program.
+static const int stop_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+// remove_set removes the parent's semaphore set when it exits early (die);
+// a worker's exit leaves it to the parent.
+static void remove_set(void) {
+	if (getpid() == main_pid && semid >= 0)
+		semctl(semid, 0, IPC_RMID);
+}
+
+// die_with_parent makes the calling process get SIGKILL when parent, which
+// forked it, dies, and exits at once if it already has.
+static void die_with_parent(pid_t parent) {
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
 }
 
 // parse_mix reads "NAME:WEIGHT,..." into mix_jobs and mix_weights.
@@ -416,8 +449,14 @@ static int run(int argc, char **argv) {
 
 	struct sigaction sa = {0};
 	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+		sigaction(stop_signals[i], &sa, NULL);
+	// Unprivileged, the sets are made in the caller's namespace, and only
+	// the protocol above removes them.
+	if (privileged && unshare(CLONE_NEWIPC) < 0)
+		die("unshare(CLONE_NEWIPC)");
+	main_pid = getpid();
+	atexit(remove_set);
 
 	size_t size = sizeof(struct shared) + (size_t)nworkers * sizeof(struct slot);
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -449,9 +488,9 @@ static int run(int argc, char **argv) {
 		if (pid < 0)
 			die("fork (worker)");
 		if (pid == 0) {
-			signal(SIGTERM, SIG_DFL);
-			signal(SIGINT, SIG_DFL);
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+				signal(stop_signals[i], SIG_IGN);
+			die_with_parent(main_pid);
 			if (job == J_SETPRIO || (job == J_MIX && mix_has(J_SETPRIO)))
 				setpgid(0, 0);
 			int uid = worker_uid(job, p);
@@ -488,14 +527,18 @@ static int run(int argc, char **argv) {
 			sleep_until(starts[k] + sample);
 	}
 	__atomic_store_n(&sh->epoch, nsamples + 1, __ATOMIC_RELEASE);
+	// A stop signal interrupts a wait: each is waited for to its end, so
+	// that no worker dies by our exit in the middle of an iteration.
 	for (int p = 0; p < nprocs; p++)
-		waitpid(pids[p], NULL, 0);
+		while (waitpid(pids[p], NULL, 0) < 0 && errno == EINTR)
+			;
 	for (int i = 0; i < npopulation; i++)
 		kill(population[i], SIGKILL);
 	for (int i = 0; i < npopulation; i++)
-		waitpid(population[i], NULL, 0);
-	if (semid >= 0)
-		semctl(semid, 0, IPC_RMID);
+		while (waitpid(population[i], NULL, 0) < 0 && errno == EINTR)
+			;
+	if (semid >= 0 && semctl(semid, 0, IPC_RMID) == 0)
+		semid = -1;
 	if (stopping)
 		return 3;
 

@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	_ "embed"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -45,12 +46,18 @@ func DefaultMix() *Mix {
 // one from.
 func DefaultMixText() string { return defaultMix }
 
+// MaxDeck bounds a mix's weights, each and together: a worker's deck holds
+// every job as many times as its weight, and the host program's deck no
+// more than this many jobs.
+const MaxDeck = 4096
+
 // ParseMix reads a workfile: lines "WEIGHT NAME" naming a workload other
-// than mix with a positive weight; '#' starts a comment. Errors name the
-// file and line.
+// than mix with a positive weight, the weights adding up to at most
+// MaxDeck; '#' starts a comment. Errors name the file and line.
 func ParseMix(r io.Reader, name string) (*Mix, error) {
 	m := &Mix{}
 	seen := map[string]bool{}
+	total := 0
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
 		text, _, _ := strings.Cut(sc.Text(), "#")
@@ -65,9 +72,15 @@ func ParseMix(r io.Reader, name string) (*Mix, error) {
 			return nil, bad("want WEIGHT NAME, got %q", strings.TrimSpace(text))
 		}
 		weight, err := strconv.Atoi(fields[0])
-		if err != nil || weight <= 0 {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(fields[0], "-"), err == nil && weight > MaxDeck:
+			return nil, bad("weight %s too large (at most %d)", fields[0], MaxDeck)
+		case err != nil || weight <= 0:
 			return nil, bad("weight %q is not a positive integer", fields[0])
+		case total+weight > MaxDeck:
+			return nil, bad("the weights add up to %d, more than %d", total+weight, MaxDeck)
 		}
+		total += weight
 		if fields[1] == "mix" {
 			return nil, bad("a mix cannot contain itself")
 		}

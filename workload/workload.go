@@ -73,6 +73,12 @@ type Env struct {
 // DefaultPopulation is get's default number of other tasks in the table.
 const DefaultPopulation = 1000
 
+// MaxPopulation bounds Env.Population. A kernel's pid space holds
+// pid.DefaultMax-1 tasks; the rest is for the workers: up to 1024 of them
+// (package bench's bound), each running up to 16 tasks in the mix (a
+// process per job and pthread-create's batch of threads).
+const MaxPopulation = 16000
+
 // Instance is a workload set up on an Env, ready to run.
 type Instance struct {
 	// Ops holds worker w's op at index w. Each is called from one
@@ -89,6 +95,9 @@ type Instance struct {
 func (w *Workload) Setup(e *Env) (*Instance, error) {
 	if len(e.Kernels) == 0 {
 		return nil, fmt.Errorf("workload %s: no workers", w.Name)
+	}
+	if e.Population > MaxPopulation {
+		return nil, fmt.Errorf("workload %s: a population of %d: at most %d", w.Name, e.Population, MaxPopulation)
 	}
 	inst, err := w.setup(e)
 	if err != nil {

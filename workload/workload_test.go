@@ -308,17 +308,44 @@ func TestParseMix(t *testing.T) {
 	if err != nil || good.String() != "get:3,fork-exit:1" {
 		t.Fatalf("ParseMix = %v, %v", good, err)
 	}
+	if full, err := ParseMix(strings.NewReader("4000 get\n96 fork-exit\n"), "f"); err != nil || full.String() != "get:4000,fork-exit:96" {
+		t.Fatalf("a deck of MaxDeck jobs: ParseMix = %v, %v", full, err)
+	}
 	for text, want := range map[string]string{
-		"get":                "f:1: want WEIGHT NAME",
-		"x get":              "f:1: weight \"x\"",
-		"0 get":              "f:1: weight \"0\"",
-		"1 get\n1 mix":       "f:2: a mix cannot contain itself",
-		"1 nosuch":           "f:1: unknown workload \"nosuch\"",
-		"1 get\n2 get":       "f:2: get listed twice",
-		"# only a comment\n": "f: no jobs",
+		"get":                       "f:1: want WEIGHT NAME",
+		"x get":                     "f:1: weight \"x\"",
+		"0 get":                     "f:1: weight \"0\"",
+		"1 get\n1 mix":              "f:2: a mix cannot contain itself",
+		"1 nosuch":                  "f:1: unknown workload \"nosuch\"",
+		"1 get\n2 get":              "f:2: get listed twice",
+		"# only a comment\n":        "f: no jobs",
+		"3000000000 get":            "f:1: weight 3000000000 too large (at most 4096)",
+		"99999999999999999999 get":  "f:1: weight 99999999999999999999 too large (at most 4096)",
+		"-99999999999999999999 get": "f:1: weight \"-99999999999999999999\" is not a positive integer",
+		"4097 get":                  "f:1: weight 4097 too large (at most 4096)",
+		"4000 get\n97 fork-exit":    "f:2: the weights add up to 4097, more than 4096",
 	} {
 		if _, err := ParseMix(strings.NewReader(text), "f"); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("ParseMix(%q) = %v, want %q…", text, err, want)
 		}
 	}
+}
+
+// TestPopulationBound: a population past MaxPopulation is refused before
+// anything is made; one at the bound fits in a table beside the mix's
+// 1024 workers, each of which then runs its ops.
+func TestPopulationBound(t *testing.T) {
+	defer lockstat.SetChecking(lockstat.SetChecking(false)) // 25,000 forks
+	get, _ := Named("get")
+	e := env(t, 1, false, kernel.Config{})
+	e.Population = MaxPopulation + 1
+	if _, err := get.Setup(e); err == nil || !strings.Contains(err.Error(), "at most 16000") {
+		t.Fatalf("Setup = %v, want the bound named", err)
+	}
+	if testing.Short() {
+		t.Skip("sets up 1024 workers")
+	}
+	e = env(t, 1024, false, kernel.Config{})
+	e.Population = MaxPopulation
+	runOps(t, setup(t, "mix", e), 1)
 }

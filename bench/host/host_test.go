@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -123,4 +124,13 @@ func semSets(t *testing.T) int {
 		t.Skip("no /proc/sysvipc/sem")
 	}
 	return strings.Count(string(data), "\n") - 1
+}
+
+// TestDeckHoldsAnyMix: the host program's deck holds the largest mix a
+// workfile may give (workload.MaxDeck), so that it runs the mix the model
+// runs.
+func TestDeckHoldsAnyMix(t *testing.T) {
+	if want := fmt.Sprintf("#define DECKCAP %d\n", workload.MaxDeck); !strings.Contains(string(source), want) {
+		t.Fatalf("hostbench.c does not say %q", want)
+	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -225,6 +226,42 @@ func TestSplitPlans(t *testing.T) {
 	for _, bad := range []string{"nosuch", "prio-without-tasklist,scalable", "host,prio-without-tasklist", "scalable,,private", "scalable,zhang-v1"} {
 		if _, err := SplitPlans(bad); err == nil {
 			t.Errorf("SplitPlans(%q) succeeded", bad)
+		}
+	}
+	// The controls are named where the name may have been meant for one,
+	// and not beside a refused toggle.
+	for list, controls := range map[string]bool{"nosuch": true, "scalable,privat": true, "scalable,zhang-v1": false,
+		"linux-2.6.35,nosuch-toggle": true} {
+		_, err := SplitPlans(list)
+		if err == nil || strings.Contains(err.Error(), "controls:") != controls {
+			t.Errorf("SplitPlans(%q) = %v; want the controls named: %v", list, err, controls)
+		}
+	}
+}
+
+// TestValidateBounds: a configuration out of bounds is refused with the
+// bound in the message, before anything runs.
+func TestValidateBounds(t *testing.T) {
+	get, _ := workload.Named("get")
+	good := Config{Groups: []Group{{Workload: get, Plans: []string{"scalable"}}}, Workers: []int{1}, Reps: 1, Timing: tinyTiming}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.Population = workload.MaxPopulation + 1 }, "at most 16000"},
+		{func(c *Config) { c.Population = 100000 }, "at most 16000"},
+		{func(c *Config) { c.MaxLoad = math.NaN() }, "maximum load of NaN"},
+		{func(c *Config) { c.MaxLoad = math.Inf(1) }, "maximum load of +Inf"},
+		{func(c *Config) { c.MaxLoad = -1 }, "maximum load of -1"},
+		{func(c *Config) { c.Workers = []int{MaxWorkers + 1} }, "want 1 to 1024"},
+	} {
+		c := good
+		tc.change(&c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate = %v, want %q", err, tc.want)
 		}
 	}
 }

@@ -189,6 +189,8 @@ func TestCSV(t *testing.T) {
 // the host in rows of its own, the projection and the seed table.
 func TestTable(t *testing.T) {
 	r := synthetic(t)
+	// Two scattered repetitions: their interval has no upper bound.
+	r.Point("fork-exit", Host, 2).Values = []float64{1000, 100000}
 	var buf bytes.Buffer
 	r.WriteTable(&buf)
 	out := buf.String()
@@ -201,8 +203,30 @@ func TestTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(strings.ToLower(out), "inf") {
+		t.Errorf("the table prints an infinite bound:\n%s", out)
+	}
 	header := strings.SplitN(out[strings.Index(out, "fork-exit: "):], "\n", 3)[1]
 	if !strings.Contains(header, "linux-2.6.35") || strings.Contains(header, Host) {
 		t.Errorf("the plan columns are %q: the host must be rows of its own", header)
+	}
+}
+
+// TestIntervalCell: an interval is its two ends relative to the center;
+// one without an upper bound, as scattered repetitions of a harmonic mean
+// give, is its lower end alone.
+func TestIntervalCell(t *testing.T) {
+	for _, tc := range []struct {
+		values []float64
+		want   string
+	}{
+		{[]float64{100, 100, 100}, "-0.0% +0.0%"},
+		{[]float64{1, 100}, "-92.6%"},
+		{[]float64{100}, "n/a"},
+	} {
+		s := Summarize(tc.values, true)
+		if got := intervalCell(s); got != tc.want {
+			t.Errorf("intervalCell(%v) = %q, want %q (summary %+v)", tc.values, got, tc.want, s)
+		}
 	}
 }

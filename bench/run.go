@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
 	"tasklist/bench/host"
+	"tasklist/kernel/pid"
 	"tasklist/lockstat"
 	"tasklist/workload"
 )
@@ -62,6 +64,9 @@ type Progress struct {
 	Rep int
 }
 
+// MaxWorkers bounds a sweep's worker counts.
+const MaxWorkers = 1024
+
 // Validate checks the configuration.
 func (c *Config) Validate() error {
 	switch {
@@ -75,10 +80,15 @@ func (c *Config) Validate() error {
 		return errors.New("the sample must last some time and the warm-up must not be negative")
 	case c.Timing.Samples < 1 || c.Timing.Samples > maxSamples:
 		return fmt.Errorf("%d samples: want 1 to %d", c.Timing.Samples, maxSamples)
+	case c.Population > workload.MaxPopulation:
+		return fmt.Errorf("a population of %d: at most %d (the model's pid space holds %d tasks, the workers' included)",
+			c.Population, workload.MaxPopulation, pid.DefaultMax-1)
+	case !(c.MaxLoad >= 0) || math.IsInf(c.MaxLoad, 1):
+		return fmt.Errorf("a maximum load of %v CPUs: want 0 (off) or a positive number", c.MaxLoad)
 	}
 	for _, n := range c.Workers {
-		if n < 1 || n > 1024 {
-			return fmt.Errorf("%d workers: want 1 to 1024", n)
+		if n < 1 || n > MaxWorkers {
+			return fmt.Errorf("%d workers: want 1 to %d", n, MaxWorkers)
 		}
 	}
 	for _, g := range c.Groups {

@@ -136,15 +136,18 @@ func (r *Results) centerCell(pt *Point) string {
 }
 
 // intervalCell is the interval relative to the center: "-1.2% +1.5%".
+// An interval without an upper bound (a harmonic mean of a few scattered
+// repetitions, whose reciprocals' interval reaches zero) is its lower end
+// alone: "-45.3%".
 func intervalCell(s Summary) string {
 	if s.Center == 0 || s.N < 2 {
 		return "n/a"
 	}
-	hi := "+inf"
-	if !math.IsInf(s.Hi, 1) {
-		hi = fmt.Sprintf("+%.1f%%", (s.Hi/s.Center-1)*100)
+	lo := fmt.Sprintf("-%.1f%%", (1-s.Lo/s.Center)*100)
+	if math.IsInf(s.Hi, 1) {
+		return lo
 	}
-	return fmt.Sprintf("-%.1f%% %s", (1-s.Lo/s.Center)*100, hi)
+	return fmt.Sprintf("%s +%.1f%%", lo, (s.Hi/s.Center-1)*100)
 }
 
 func serialCell(p *LockProfile) string {

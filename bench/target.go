@@ -107,7 +107,12 @@ func SplitPlans(list string) ([]string, error) {
 	}
 	for _, name := range names {
 		if _, err := newTarget(name); err != nil {
-			return nil, fmt.Errorf("%v (controls: %s, %s, %s)", err, Private, PrivateCursor, Host)
+			// An unknown name may have been meant for a control; any other
+			// refusal is about the toggles, which controls do not take.
+			if preset, _, _ := strings.Cut(name, ","); !slices.Contains(plan.PresetNames(), preset) {
+				return nil, fmt.Errorf("%v (controls: %s, %s, %s)", err, Private, PrivateCursor, Host)
+			}
+			return nil, err
 		}
 	}
 	return names, nil

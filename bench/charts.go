@@ -21,15 +21,25 @@ type chart struct {
 	title   string
 	caption string
 	plot    *plot.Plot
+	// small marks a chart for the top of the report, shown several to a
+	// row.
+	small bool
 }
 
-// chartSize is every chart's size.
-const chartWidth, chartHeight = 16 * vg.Centimeter, 10 * vg.Centimeter
+// The charts' sizes.
+const (
+	chartWidth, chartHeight = 16 * vg.Centimeter, 10 * vg.Centimeter
+	smallWidth, smallHeight = 11 * vg.Centimeter, 7 * vg.Centimeter
+)
 
 // save writes the chart as SVG and PNG into dir.
 func (c *chart) save(dir string) error {
+	width, height := chartWidth, chartHeight
+	if c.small {
+		width, height = smallWidth, smallHeight
+	}
 	for _, ext := range []string{".svg", ".png"} {
-		if err := c.plot.Save(chartWidth, chartHeight, filepath.Join(dir, c.name+ext)); err != nil {
+		if err := c.plot.Save(width, height, filepath.Join(dir, c.name+ext)); err != nil {
 			return fmt.Errorf("chart %s: %w", c.name, err)
 		}
 	}
@@ -100,6 +110,101 @@ func (r *Results) throughputChart(g GroupInfo) (*chart, error) {
 	p.Y.Max *= 4 // headroom on the logarithmic axis for the legend
 	return &chart{name: "throughput-" + g.Workload, title: g.Workload, plot: p,
 		caption: fmt.Sprintf("%s per plan and worker count, %s; bars are %.0f%% confidence intervals.", g.Unit, betterWord(g.HigherIsBetter), Confidence*100)}, nil
+}
+
+// shareReference is the plan a workload's other plans are a share of at a
+// glance: private, the limit on this machine, where the sweep ran it, and
+// otherwise the first model plan, the base of the comparisons.
+func shareReference(g GroupInfo) string {
+	ref := ""
+	for _, name := range g.Plans {
+		switch {
+		case name == Private:
+			return Private
+		case ref == "" && name != Host:
+			ref = name
+		}
+	}
+	return ref
+}
+
+// shares are plan's figures at each worker count as a percentage of ref's:
+// for a latency, ref's time over the plan's, so that more is better either
+// way. Worker counts where either did nothing are left out.
+func (r *Results) shares(g GroupInfo, ref, plan string) plotter.XYs {
+	var xys plotter.XYs
+	for _, n := range r.Workers {
+		pt, base := r.Point(g.Workload, plan, n), r.Point(g.Workload, ref, n)
+		if pt == nil || base == nil || len(pt.Values) == 0 || len(base.Values) == 0 {
+			continue
+		}
+		v, b := pt.Summary().Center, base.Summary().Center
+		if v <= 0 || b <= 0 {
+			continue
+		}
+		share := 100 * v / b
+		if !g.HigherIsBetter {
+			share = 100 * b / v
+		}
+		xys = append(xys, plotter.XY{X: float64(n), Y: share})
+	}
+	return xys
+}
+
+// shareChart is what a reader of the report wants first of a workload:
+// every model plan's figure as a share of the reference's
+// (shareReference) at each worker count, a line per plan, the reference
+// a dashed line at 100%. The host, measured on other terms, is not there.
+func (r *Results) shareChart(g GroupInfo) (*chart, error) {
+	ref := shareReference(g)
+	if ref == "" {
+		return nil, nil
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %% of %s", g.Workload, ref)
+	p.X.Label.Text = "workers"
+	p.Y.Label.Text = "% of " + ref + ", higher is better"
+	p.X.Tick.Marker = workerTicks(r.Workers)
+	p.Legend.Top = true
+	p.Legend.Left = true
+	drawn := 0
+	for i, name := range g.Plans {
+		if name == Host || name == ref {
+			continue
+		}
+		xys := r.shares(g, ref, name)
+		if len(xys) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		// The colours and marks of the throughput chart, plan by plan.
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		points.Shape = plotutil.Shape(i)
+		p.Add(line, points)
+		p.Legend.Add(name, line, points)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil, nil
+	}
+	lo, hi := float64(r.Workers[0]), float64(r.Workers[len(r.Workers)-1])
+	level, err := plotter.NewLine(plotter.XYs{{X: lo, Y: 100}, {X: hi, Y: 100}})
+	if err != nil {
+		return nil, err
+	}
+	level.Color, level.Dashes = color.Gray{Y: 96}, plotutil.Dashes(1)
+	p.Add(level)
+	p.Legend.Add(ref+" (100%)", level)
+	p.Y.Min = 0
+	p.Y.Max = max(p.Y.Max, 100) * 1.35 // headroom for the legend
+	caption := fmt.Sprintf("%s: each plan's %s as a share of %s's at each worker count.", g.Workload, g.Unit, ref)
+	if !g.HigherIsBetter {
+		caption += fmt.Sprintf(" A latency: the share is %s's time over the plan's, so that higher is better here too.", ref)
+	}
+	return &chart{name: "share-" + g.Workload, title: g.Workload + " at a glance", caption: caption, plot: p, small: true}, nil
 }
 
 func betterWord(higher bool) string {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,8 +36,8 @@ func TestReportFiles(t *testing.T) {
 	// One throughput chart per workload, a lock chart per workload, a
 	// projection for the throughput workload (pthread-create is a
 	// latency) and a chart per seed.
-	want := []string{"throughput-fork-exit", "throughput-pthread-create", "locks-fork-exit", "locks-pthread-create",
-		"projection-fork-exit", "seed-001"}
+	want := []string{"share-fork-exit", "share-pthread-create", "throughput-fork-exit", "throughput-pthread-create",
+		"locks-fork-exit", "locks-pthread-create", "projection-fork-exit", "seed-001"}
 	svgs, _ := filepath.Glob(filepath.Join(dir, "*.svg"))
 	if len(svgs) != len(want) {
 		t.Fatalf("%d SVG files, want %d: %v", len(svgs), len(want), svgs)
@@ -58,6 +59,53 @@ func TestReportFiles(t *testing.T) {
 	}
 	if bytes.Contains(html, []byte(dir)) {
 		t.Error("index.html refers to its files by absolute paths")
+	}
+	// What a reader wants at a glance comes first: the shares, then the
+	// explanations, the table and the other charts.
+	glance := bytes.Index(html, []byte(`<img src="share-`))
+	for _, after := range []string{"How to read this report", `<pre>Hmean`, `<h2>Table`, `<img src="throughput-`} {
+		if i := bytes.Index(html, []byte(after)); i >= 0 && i < glance {
+			t.Errorf("index.html shows %q before the shares", after)
+		}
+	}
+}
+
+// TestShares: each plan is a share of private where the sweep ran it, of
+// the first model plan otherwise; for a latency the share is the
+// reference's time over the plan's, so that more is better.
+func TestShares(t *testing.T) {
+	r := synthetic(t)
+	for _, tc := range []struct {
+		plans []string
+		want  string
+	}{
+		{[]string{"scalable", Private, Host}, Private},
+		{[]string{Host, "scalable", "gvisor"}, "scalable"},
+		{[]string{Host}, ""},
+	} {
+		if got := shareReference(GroupInfo{Plans: tc.plans}); got != tc.want {
+			t.Errorf("shareReference(%q) = %q, want %q", tc.plans, got, tc.want)
+		}
+	}
+	fork, latency := r.Groups[0], r.Groups[1]
+	for _, tc := range []struct {
+		g         GroupInfo
+		ref, plan string
+		want      float64
+	}{
+		{fork, "scalable", "linux-2.6.35", 70},
+		{fork, "scalable", "scalable", 100},
+		{latency, SeedBase, SeedBase + ",release-tracees-in-reaper", 160}, // 40 µs against 25
+	} {
+		xys := r.shares(tc.g, tc.ref, tc.plan)
+		if len(xys) != len(r.Workers) {
+			t.Fatalf("%s against %s: %d shares for %d worker counts", tc.plan, tc.ref, len(xys), len(r.Workers))
+		}
+		for i, xy := range xys {
+			if xy.X != float64(r.Workers[i]) || math.Abs(xy.Y-tc.want) > 1e-9 {
+				t.Errorf("%s against %s at %v workers: %v%%, want %v%%", tc.plan, tc.ref, xy.X, xy.Y, tc.want)
+			}
+		}
 	}
 }
 

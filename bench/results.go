@@ -123,6 +123,12 @@ func newResults(cfg Config) *Results {
 	return r
 }
 
+// Measured reports whether the sweep measured anything: a repetition of
+// some point.
+func (r *Results) Measured() bool {
+	return slices.ContainsFunc(r.Points, func(pt *Point) bool { return len(pt.Values) > 0 })
+}
+
 // point returns the point of w on plan p at n workers.
 func (r *Results) point(w *workload.Workload, p string, n int) *Point { return r.Point(w.Name, p, n) }
 

@@ -7,12 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -28,78 +25,98 @@ var benchCommand = command{
 	details: `
 Runs each workload on each plan at each worker count, --reps times interleaved across plans,
 and prints an mmtests-style table (or --format). The report directory (--out, default
-./tasklist-report; "" for none) gets charts, the results in every format and index.html.
-Ctrl-C stops at once and keeps what was measured. LIST is comma-separated; a plan toggle
-belongs to the preset before it ("linux-2.6.35,prio-without-tasklist"). Plans are the
-presets and toggles of tasklist plans, and private, private+cursor and host.
+./tasklist-report; "" for none) gets charts, the results in every format and index.html; it
+must be new, empty or an earlier report, which the new one replaces as a whole, and is
+checked before anything is measured. LIST is comma-separated; a plan toggle belongs to the
+preset before it ("linux-2.6.35,prio-without-tasklist"). Plans are the presets and toggles of
+tasklist plans, and private, private+cursor and host.
 
 --quick is a smoke run of under 20 seconds; --seeds runs each seed's A/B (its toggle off and
-on under linux-2.6.35) on its workload, beside the seed's own claim.`,
-	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
-		fl := declareBenchFlags(fs)
-		return func(_ []string, stdout, stderr io.Writer) int {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			go func() {
-				// The first signal stops the sweep, which keeps what it
-				// measured; a second one ends the program at once.
-				<-ctx.Done()
-				stop()
-			}()
-			return runBenchFlags(ctx, fs, fl, stdout, stderr)
+on under linux-2.6.35) on its workload, beside the seed's own claim.
+
+Ctrl-C, SIGTERM or SIGHUP stops at once and keeps what was measured: the table and the report
+are still written (not the report when nothing was), and the exit status is 128 plus the
+signal's number. Nothing the host runs outlives the command, whatever signal ends it.`,
+	interruptible: true,
+	setup: func(fs *flag.FlagSet) runFunc {
+		fl := &benchFlags{}
+		fl.bind(fs)
+		return func(ctx context.Context, _ []string, stdout, stderr io.Writer) int {
+			return fl.run(ctx, fs, stdout, stderr)
 		}
 	},
 }
 
-// The default sweep and the quick one.
+// The sweeps bench runs without --quick and with it.
 var (
-	defaultPlans      = []string{"scalable", "linux-2.6.35", "gvisor", bench.Private, bench.Host}
-	defaultReps       = 5
-	defaultDuration   = 48 * time.Millisecond
-	quickWorkloads    = []string{"fork-exit", "threadspawn", "get", "semop-multi"}
-	quickPlans        = []string{"scalable", bench.Private, bench.Host}
-	quickReps         = 3
-	quickDuration     = 30 * time.Millisecond
-	benchSamples      = 3
+	defaultSweep = mustPreset("default")
+	quickSweep   = mustPreset("quick")
+)
+
+func mustPreset(name string) bench.Sweep {
+	s, err := bench.Preset(name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+const (
 	defaultReportDir  = "tasklist-report"
 	progressLineEvery = 2 * time.Second
 )
 
-// benchMain runs `tasklist bench args` with ctx in place of the signals'
-// context.
-func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	c := benchCommand
-	c.setup = func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
-		fl := declareBenchFlags(fs)
-		return func(_ []string, stdout, stderr io.Writer) int { return runBenchFlags(ctx, fs, fl, stdout, stderr) }
+// benchFlags are bench's command line.
+type benchFlags struct {
+	workloads, plans, workers string
+	reps, population          int
+	duration                  time.Duration
+	format, out, mix          string
+	quick, seeds              bool
+	maxLoad                   float64
+}
+
+// bind declares the flags on fs, each bound to its field.
+func (f *benchFlags) bind(fs *flag.FlagSet) {
+	fs.StringVar(&f.workloads, "workloads", "", "comma-separated workloads (default: all: "+strings.Join(workload.Names(), ", ")+")")
+	fs.StringVar(&f.plans, "plans", "", "comma-separated plans (default: "+strings.Join(defaultSweep.Plans, ",")+
+		"; --quick: "+strings.Join(quickSweep.Plans, ",")+")")
+	fs.StringVar(&f.workers, "workers", "", "comma-separated worker counts, 1 to "+strconv.Itoa(bench.MaxWorkers)+
+		" (default: 1, 2 and twice the cores)")
+	fs.IntVar(&f.reps, "reps", defaultSweep.Reps, "repetitions of each point, interleaved across plans")
+	fs.DurationVar(&f.duration, "duration", defaultSweep.Duration,
+		fmt.Sprintf("measured time of one repetition, in %d samples", bench.Samples))
+	fs.StringVar(&f.format, "format", "table", "output format: "+strings.Join(bench.Formats, ", "))
+	fs.StringVar(&f.out, "out", defaultReportDir, "the report directory (\"\" for none)")
+	fs.BoolVar(&f.quick, "quick", false, "a smoke run of under 20 seconds: "+strings.Join(quickSweep.Workloads, ",")+
+		", 1 and 2 workers")
+	fs.BoolVar(&f.seeds, "seeds", false, "each seed's A/B on its workload, beside the seed's own claim")
+	fs.IntVar(&f.population, "population", workload.DefaultPopulation,
+		fmt.Sprintf("get's other tasks in the table, at most %d", workload.MaxPopulation))
+	fs.StringVar(&f.mix, "mix", "", "the mix's workfile (default: workload/default.mix)")
+	fs.Float64Var(&f.maxLoad, "max-load", 0, "run a repetition again (up to 3 times, keeping the quietest) when other "+
+		"programs kept more than this many CPUs busy beside it")
+}
+
+// run runs the sweep the parsed flags of fs describe.
+func (f *benchFlags) run(ctx context.Context, fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	cfg, err := f.config(fs)
+	if err == nil && f.out != "" {
+		err = bench.CheckReportDir(f.out)
 	}
-	return c.run(args, stdout, stderr)
-}
-
-// benchOptions are the parsed command line.
-type benchOptions struct {
-	cfg    bench.Config
-	format string
-	out    string
-	seeds  bool
-}
-
-// runBenchFlags runs the sweep the parsed flags of fs describe.
-func runBenchFlags(ctx context.Context, fs *flag.FlagSet, fl *benchFlags, stdout, stderr io.Writer) int {
-	opts, err := fl.options(fs)
 	if err != nil {
 		fmt.Fprintf(stderr, "tasklist: bench: %v\n", err)
 		return 2
 	}
 	prog := newProgress(stderr)
-	opts.cfg.Progress = prog.update
-	res, err := bench.Run(ctx, opts.cfg)
+	cfg.Progress = prog.update
+	res, err := bench.Run(ctx, *cfg)
 	prog.finish()
 	if err != nil && res == nil {
 		fmt.Fprintf(stderr, "tasklist: bench: %v\n", err)
 		return 2
 	}
-	if opts.seeds {
+	if f.seeds {
 		res.Seeds = res.SeedResults()
 	}
 	status := 0
@@ -108,129 +125,86 @@ func runBenchFlags(ctx context.Context, fs *flag.FlagSet, fl *benchFlags, stdout
 		status = 1
 	}
 	if res.Interrupted {
-		fmt.Fprintln(stderr, "tasklist: bench: interrupted; keeping what was measured")
-		status = 130
+		fmt.Fprintf(stderr, "tasklist: bench: %s; keeping what was measured\n", interrupted(ctx))
+		status = interruptStatus(ctx)
 	}
-	if werr := res.WriteFormat(stdout, opts.format); werr != nil {
+	if werr := res.WriteFormat(stdout, f.format); werr != nil {
 		fmt.Fprintf(stderr, "tasklist: bench: %v\n", werr)
-		return 1
+		return 2
 	}
-	if opts.out != "" {
-		index, rerr := res.WriteReport(opts.out)
+	switch {
+	case f.out == "":
+	case !res.Measured():
+		fmt.Fprintf(stderr, "tasklist: bench: nothing was measured; %s is left as it was\n", f.out)
+	default:
+		index, rerr := res.WriteReport(f.out)
 		if rerr != nil {
 			fmt.Fprintf(stderr, "tasklist: bench: writing the report: %v\n", rerr)
-			return 1
+			return 2
 		}
 		fmt.Fprintf(stderr, "tasklist: bench: report in %s\n", index)
 	}
 	return status
 }
 
-// benchFlags are bench's flags, declared on a flag set.
-type benchFlags struct {
-	workloads, plans, workers, format, out, mixFile *string
-	reps, population                                *int
-	duration                                        *time.Duration
-	quick, seeds                                    *bool
-	maxLoad                                         *float64
-}
-
-func declareBenchFlags(fs *flag.FlagSet) *benchFlags {
-	return &benchFlags{
-		workloads: fs.String("workloads", "", "comma-separated workloads (default: all: "+strings.Join(workload.Names(), ", ")+")"),
-		plans: fs.String("plans", "", "comma-separated plans (default: "+strings.Join(defaultPlans, ",")+
-			"; --quick: "+strings.Join(quickPlans, ",")+")"),
-		workers:  fs.String("workers", "", "comma-separated worker counts (default: 1, 2 and twice the cores)"),
-		reps:     fs.Int("reps", defaultReps, "repetitions of each point, interleaved across plans"),
-		duration: fs.Duration("duration", defaultDuration, "measured time of one repetition, in 3 samples"),
-		format:   fs.String("format", "table", "output format: "+strings.Join(bench.Formats, ", ")),
-		out:      fs.String("out", defaultReportDir, "the report directory (\"\" for none)"),
-		quick:    fs.Bool("quick", false, "a smoke run of under 20 seconds: "+strings.Join(quickWorkloads, ",")+", 1 and 2 workers"),
-		seeds:    fs.Bool("seeds", false, "each seed's A/B on its workload, beside the seed's own claim"),
-		population: fs.Int("population", workload.DefaultPopulation,
-			"get's other tasks in the table"),
-		mixFile: fs.String("mix", "", "the mix's workfile (default: workload/default.mix)"),
-		maxLoad: fs.Float64("max-load", 0, "run a repetition again (up to 3 times, keeping the quietest) when other "+
-			"programs kept more than this many CPUs busy beside it"),
-	}
-}
-
-// options turns the flags of fs, parsed, into a sweep.
-func (fl *benchFlags) options(fs *flag.FlagSet) (*benchOptions, error) {
-	workloads, plans, workers, reps, duration := fl.workloads, fl.plans, fl.workers, fl.reps, fl.duration
-	format, out, quick, seeds, population := fl.format, fl.out, fl.quick, fl.seeds, fl.population
-	mixFile, maxLoad := fl.mixFile, fl.maxLoad
+// config turns the flags, parsed by fs, into a sweep.
+func (f *benchFlags) config(fs *flag.FlagSet) (*bench.Config, error) {
 	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *quick && *seeds {
-		return nil, errors.New("--quick and --seeds do not go together")
-	}
-	if *seeds && set["plans"] {
-		return nil, errors.New("--seeds chooses its plans: each seed's toggle off and on under " + bench.SeedBase)
-	}
-	if !slices.Contains(bench.Formats, *format) {
-		return nil, fmt.Errorf("unknown format %q (formats: %s)", *format, strings.Join(bench.Formats, ", "))
-	}
-	opts := &benchOptions{format: *format, out: *out, seeds: *seeds}
-	cfg := &opts.cfg
-	cfg.Reps, cfg.Population, cfg.LockStats, cfg.MaxLoad = *reps, *population, true, *maxLoad
-	if *maxLoad < 0 {
-		return nil, fmt.Errorf("--max-load %v: want 0 (off) or more", *maxLoad)
-	}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	switch {
-	case *population < 0:
-		return nil, fmt.Errorf("--population %d: want 0 or more", *population)
-	case *population == 0:
+	case f.quick && f.seeds:
+		return nil, errors.New("--quick and --seeds do not go together")
+	case f.seeds && set["plans"]:
+		return nil, errors.New("--seeds chooses its plans: each seed's toggle off and on under " + bench.SeedBase)
+	case !slices.Contains(bench.Formats, f.format):
+		return nil, fmt.Errorf("unknown format %q (formats: %s)", f.format, strings.Join(bench.Formats, ", "))
+	case f.population < 0:
+		return nil, fmt.Errorf("--population %d: want 0 or more", f.population)
+	}
+	sweep := defaultSweep
+	if f.quick {
+		sweep = quickSweep
+	}
+	cfg := &bench.Config{Reps: sweep.Reps, Population: f.population, LockStats: true, MaxLoad: f.maxLoad}
+	if f.population == 0 {
 		cfg.Population = -1 // workload.Env's "none"
 	}
-	if *quick && !set["reps"] {
-		cfg.Reps = quickReps
+	if set["reps"] || !f.quick {
+		cfg.Reps = f.reps
 	}
-	d := *duration
-	if *quick && !set["duration"] {
-		d = quickDuration
+	d := sweep.Duration
+	if set["duration"] || !f.quick {
+		d = f.duration
 	}
 	if d <= 0 {
 		return nil, fmt.Errorf("--duration %v: want a positive duration", d)
 	}
-	cfg.Timing = bench.Timing{Warmup: d / 4, Sample: d / time.Duration(benchSamples), Samples: benchSamples}
-	if cfg.Timing.Sample <= 0 {
-		return nil, fmt.Errorf("--duration %v is too short", d)
-	}
-
 	var err error
-	if cfg.Workers, err = parseWorkers(*workers, *quick); err != nil {
+	if cfg.Timing, err = bench.TimingFor(d); err != nil {
+		return nil, fmt.Errorf("--duration: %w", err)
+	}
+	if cfg.Workers, err = parseWorkers(f.workers, sweep.Workers); err != nil {
 		return nil, err
 	}
-	names := workload.Names()
-	if *quick {
-		names = quickWorkloads
+	names := sweep.Workloads
+	if names == nil {
+		names = workload.Names()
 	}
 	if set["workloads"] {
-		names = splitList(*workloads)
+		names = splitList(f.workloads)
 	}
-	var planNames []string
-	switch {
-	case set["plans"]:
-		if planNames, err = bench.SplitPlans(*plans); err != nil {
-			return nil, err
-		}
-	case *quick:
-		planNames = quickPlans
-	default:
-		planNames = defaultPlans
-	}
-	if *mixFile != "" {
-		f, err := os.Open(*mixFile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if cfg.Mix, err = workload.ParseMix(f, *mixFile); err != nil {
+	planNames := sweep.Plans
+	if set["plans"] {
+		if planNames, err = bench.SplitPlans(f.plans); err != nil {
 			return nil, err
 		}
 	}
-	if *seeds {
+	if f.mix != "" {
+		if cfg.Mix, err = readMix(f.mix); err != nil {
+			return nil, err
+		}
+	}
+	if f.seeds {
 		groups, err := bench.SeedGroups()
 		if err != nil {
 			return nil, err
@@ -255,25 +229,32 @@ func (fl *benchFlags) options(fs *flag.FlagSet) (*benchOptions, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return opts, nil
+	return cfg, nil
 }
 
-// parseWorkers reads --workers, or gives the default: 1, 2 and twice the
-// cores (1 and 2 for --quick).
-func parseWorkers(list string, quick bool) ([]int, error) {
+func readMix(path string) (*workload.Mix, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return workload.ParseMix(file, path)
+}
+
+// parseWorkers reads --workers, or gives the preset's worker counts
+// (bench.DefaultWorkers where it has none).
+func parseWorkers(list string, preset []int) ([]int, error) {
 	if list == "" {
-		if quick {
-			return []int{1, 2}, nil
+		if preset == nil {
+			return bench.DefaultWorkers(), nil
 		}
-		ns := []int{1, 2, 2 * runtime.NumCPU()}
-		slices.Sort(ns)
-		return slices.Compact(ns), nil
+		return slices.Clone(preset), nil
 	}
 	var ns []int
 	for _, item := range splitList(list) {
 		n, err := strconv.Atoi(item)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("--workers: %q is not a positive number", item)
+		if err != nil || n < 1 || n > bench.MaxWorkers {
+			return nil, fmt.Errorf("--workers: %q is not a number from 1 to %d", item, bench.MaxWorkers)
 		}
 		if !slices.Contains(ns, n) {
 			ns = append(ns, n)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,15 +37,15 @@ func TestBenchQuickEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, stdout.String())
 	}
-	if want := len(quickWorkloads) * len(quickPlans) * 2; len(doc.Results) != want {
+	if want := len(quickSweep.Workloads) * len(quickSweep.Plans) * 2; len(doc.Results) != want {
 		t.Fatalf("%d results, want %d", len(doc.Results), want)
 	}
 	for _, r := range doc.Results {
-		if !slices.Contains(quickWorkloads, r.Workload) || !slices.Contains(quickPlans, r.Plan) || r.Workers < 1 || r.Workers > 2 {
+		if !slices.Contains(quickSweep.Workloads, r.Workload) || !slices.Contains(quickSweep.Plans, r.Plan) || r.Workers < 1 || r.Workers > 2 {
 			t.Errorf("unexpected result %+v", r)
 		}
-		if r.Error == "" && len(r.Values) != quickReps {
-			t.Errorf("%s on %s at %d: %d values, want %d", r.Workload, r.Plan, r.Workers, len(r.Values), quickReps)
+		if r.Error == "" && len(r.Values) != quickSweep.Reps {
+			t.Errorf("%s on %s at %d: %d values, want %d", r.Workload, r.Plan, r.Workers, len(r.Values), quickSweep.Reps)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
@@ -76,17 +77,18 @@ func TestBenchSeeds(t *testing.T) {
 // seed base with and without its toggle.
 func TestBenchSeedGroups(t *testing.T) {
 	fs := benchCommand.flagSet()
-	fl := declareBenchFlags(fs)
+	fl := &benchFlags{}
+	fl.bind(fs)
 	if err := fs.Parse([]string{"--seeds"}); err != nil {
 		t.Fatal(err)
 	}
-	opts, err := fl.options(fs)
+	cfg, err := fl.config(fs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range bench.Claims {
 		found := false
-		for _, g := range opts.cfg.Groups {
+		for _, g := range cfg.Groups {
 			if g.Workload.Name == c.Workload && g.Plans[0] == bench.SeedBase && slices.Contains(g.Plans, c.Plan()) {
 				found = true
 			}
@@ -104,7 +106,9 @@ func TestBenchBadUsage(t *testing.T) {
 		{"--format", "xml"}, {"--workers", "0"}, {"--workers", "two"}, {"--plans", "nosuch"},
 		{"--workloads", "nosuch"}, {"--reps", "0"}, {"--duration", "-1s"}, {"--seeds", "--plans", "scalable"},
 		{"--quick", "--seeds"}, {"extra"}, {"--nosuchflag"}, {"--population", "-1"}, {"--mix", "/nonexistent/file"},
-		{"--plans", "prio-without-tasklist"}, {"--max-load", "-1"},
+		{"--plans", "prio-without-tasklist"}, {"--max-load", "-1"}, {"--max-load", "NaN"}, {"--max-load", "+Inf"},
+		{"--population", "40000"}, {"--workers", "1025"}, {"--out", "/dev/full"}, {"--out", "/proc/tasklist-report"},
+		{"--plans", "scalable,zhang-v1"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := benchMain(context.Background(), args, &stdout, &stderr); code != 2 || stdout.Len() != 0 ||
@@ -128,6 +132,94 @@ func TestBenchInterrupted(t *testing.T) {
 	code := benchMain(ctx, []string{"--workloads", "get", "--plans", "scalable", "--workers", "1", "--reps", "1000",
 		"--duration", "3ms", "--out", dir}, &stdout, &stderr)
 	if code != 130 || !strings.Contains(stdout.String(), "interrupted") || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// benchMain runs `tasklist bench args` with ctx.
+func benchMain(ctx context.Context, args []string, stdout, stderr *bytes.Buffer) int {
+	return run(ctx, append([]string{"bench"}, args...), stdout, stderr)
+}
+
+// TestBenchRefusalsSayWhy: the messages name the bound, and a refused
+// toggle is not followed by the controls, which take none.
+func TestBenchRefusalsSayWhy(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		want, not string
+	}{
+		{[]string{"--population", "40000"}, "at most 16000", ""},
+		{[]string{"--max-load", "NaN"}, "NaN", ""},
+		{[]string{"--plans", "scalable,zhang-v1"}, "unsafe", "controls:"},
+		{[]string{"--plans", "scalable,privat"}, "controls: private", ""},
+		{[]string{"--out", "/dev/full"}, "not a directory", ""},
+	} {
+		var stdout, stderr bytes.Buffer
+		benchMain(context.Background(), tc.args, &stdout, &stderr)
+		if msg := stderr.String(); !strings.Contains(msg, tc.want) || tc.not != "" && strings.Contains(msg, tc.not) {
+			t.Errorf("%q: %q; want %q, not %q", tc.args, msg, tc.want, tc.not)
+		}
+	}
+}
+
+// TestBenchOutCheckedFirst: a report directory that holds other files is
+// refused before anything is measured, and left as it was.
+func TestBenchOutCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := benchMain(context.Background(), []string{"--workloads", "get", "--plans", "scalable", "--workers", "1",
+		"--reps", "1", "--duration", "3ms", "--out", dir}, &stdout, &stderr)
+	if code != 2 || stdout.Len() != 0 || strings.Contains(stderr.String(), "runs done") || !strings.Contains(stderr.String(), "notes.txt") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+	if data, err := os.ReadFile(notes); err != nil || string(data) != "mine" {
+		t.Fatalf("the directory changed: %q, %v", data, err)
+	}
+}
+
+// TestBenchInterruptedBeforeMeasuring: an interrupt before anything was
+// measured leaves an earlier report as it was.
+func TestBenchInterruptedBeforeMeasuring(t *testing.T) {
+	dir := t.TempDir()
+	index := filepath.Join(dir, "index.html")
+	if err := os.WriteFile(index, []byte("an earlier report"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(interruption{syscall.SIGTERM})
+	var stdout, stderr bytes.Buffer
+	code := benchMain(ctx, []string{"--workloads", "get", "--plans", "scalable", "--workers", "1", "--reps", "1",
+		"--duration", "3ms", "--out", dir}, &stdout, &stderr)
+	if code != 143 || !strings.Contains(stderr.String(), "interrupted by SIGTERM") || !strings.Contains(stderr.String(), "left as it was") {
+		t.Fatalf("exit %d, stderr %q", code, stderr.String())
+	}
+	if data, err := os.ReadFile(index); err != nil || string(data) != "an earlier report" {
+		t.Fatalf("the earlier report changed: %q, %v", data, err)
+	}
+}
+
+// TestBenchHangup: SIGHUP stops a sweep as SIGTERM does: the table of
+// what was measured is printed, the report written, and the exit status
+// is 129.
+func TestBenchHangup(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var stdout, stderr bytes.Buffer
+	args := []string{"--workloads", "get", "--plans", "scalable", "--workers", "1", "--reps", "1000", "--duration", "3ms", "--out", dir}
+	go func() {
+		time.Sleep(500 * time.Millisecond) // some repetitions in
+		cancel(interruption{syscall.SIGHUP})
+	}()
+	code := benchMain(ctx, args, &stdout, &stderr)
+	if code != 129 || !strings.Contains(stdout.String(), "Hmean") || !strings.Contains(stderr.String(), "interrupted by SIGHUP") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {

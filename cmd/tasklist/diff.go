@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -27,9 +28,9 @@ as for tasklist run --kernel.
 
 Exit status: 0 when no statement differs, 1 when some do, 2 when a file cannot be read,
 parsed or run (the other files are still compared).`,
-	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
+	setup: func(fs *flag.FlagSet) runFunc {
 		stall := declareStall(fs, "diff")
-		return func(paths []string, stdout, stderr io.Writer) int {
+		return func(_ context.Context, paths []string, stdout, stderr io.Writer) int {
 			if err := stall.apply(); err != nil {
 				return fail(stderr, err)
 			}

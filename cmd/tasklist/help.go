@@ -10,7 +10,8 @@ import (
 // usage prints the list of commands.
 func usage(w io.Writer) {
 	fmt.Fprint(w, "tasklist runs scenario files on the model of the Linux process-lifecycle subsystem\n"+
-		"and on the host kernel.\n\nusage: tasklist COMMAND [ARGS]\n\ncommands:\n")
+		"and on the host kernel, benchmarks its lock plans and checks them for races.\n\n"+
+		"usage: tasklist COMMAND [ARGS]\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}

@@ -1,18 +1,26 @@
 // Command tasklist runs the tasklist laboratory: scenario files on the model of the Linux
-// process-lifecycle subsystem and on the host kernel.
+// process-lifecycle subsystem and on the host kernel, benchmarks of the lock plans, the race
+// checker and the scenario generator.
 //
 //	tasklist run FILE           run a scenario on the model
 //	tasklist run --kernel FILE  run a scenario on the host kernel (needs root)
 //	tasklist diff FILE...       run each scenario on both and print where they differ
+//	tasklist bench              run the benchmark workloads on the plans and the host; write a report
+//	tasklist plans              list the lock plans: presets and toggles
+//	tasklist check              check random concurrent schedules under a lock plan
+//	tasklist gen                write random scenario files for tasklist diff
 //	tasklist version            print the module and Go versions
 //	tasklist help [COMMAND]     print the commands, or one command's flags
 //
 // FILE may be - for standard input. Every command takes -h or --help. Errors go to standard
 // error prefixed "tasklist:", except those that point into a scenario ("FILE:LINE:COL: ..."),
-// which keep the form editors jump to.
+// which keep the form editors jump to. A command whose standard output cannot be written says
+// so and exits 2. bench and check stop on SIGINT, SIGTERM or SIGHUP, say what they did and exit
+// 128 plus the signal's number; a second signal ends them at once.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,7 +31,7 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // command is one subcommand. Declaring its flags in setup is all it takes to get -h/--help,
@@ -37,10 +45,16 @@ type command struct {
 	minArgs, maxArgs int
 	// details is the rest of the help text, paragraphs separated by blank lines; may be empty.
 	details string
+	// interruptible commands get a context that the stop signals end (withInterrupts); the
+	// others keep the signals' default actions.
+	interruptible bool
 	// setup declares the command's flags on fs and returns the function that runs it with the
 	// arguments left after the flags; that function returns the exit status.
-	setup func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int
+	setup func(fs *flag.FlagSet) runFunc
 }
+
+// runFunc runs a command with the arguments left after its flags and returns its exit status.
+type runFunc func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // commands lists the subcommands in the order the usage text shows them. Each lives in a file
 // of its own; help is the dispatcher's.
@@ -50,12 +64,27 @@ var commands = []command{
 	benchCommand,
 	plansCommand,
 	checkCommand,
+	genCommand,
 	versionCommand,
 }
 
 // run runs the command line args and returns the exit status: 0 for success, 1 when a command
-// found what it looks for (a failed expectation, a difference), 2 for a usage error or a failure.
-func run(args []string, stdout, stderr io.Writer) int {
+// found what it looks for (a failed expectation, a difference, a violation), 2 for a usage
+// error or a failure, lost output included, and what interruptStatus says for an interrupted
+// command.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outputWriter{w: stdout}
+	status := dispatch(ctx, args, out, stderr)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "tasklist: writing standard output: %v\n", out.err)
+		if status < 2 {
+			status = 2
+		}
+	}
+	return status
+}
+
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -68,13 +97,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !ok {
 			return unknownCommand(name, stderr)
 		}
-		return c.run(args[1:], stdout, stderr)
+		return c.run(ctx, args[1:], stdout, stderr)
 	}
+}
+
+// outputWriter passes writes on to w and keeps the first error, so that output lost on the
+// way (a full disk, /dev/full) is reported once the command is done.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
 }
 
 // run parses the command's flags, which may come before, between or after its arguments, and
 // runs it.
-func (c *command) run(args []string, stdout, stderr io.Writer) int {
+func (c *command) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	runFunc := c.setup(fs)
 	operands, err := parseInterspersed(fs, args)
@@ -89,7 +136,12 @@ func (c *command) run(args []string, stdout, stderr io.Writer) int {
 	case c.maxArgs >= 0 && len(operands) > c.maxArgs:
 		return c.usageError(stderr, "unexpected argument %q", operands[c.maxArgs])
 	}
-	return runFunc(operands, stdout, stderr)
+	if c.interruptible {
+		var stop func()
+		ctx, stop = withInterrupts(ctx)
+		defer stop()
+	}
+	return runFunc(ctx, operands, stdout, stderr)
 }
 
 // flagSet returns a fresh flag set for c that reports nothing itself: run says what is wrong.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,13 +10,16 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"tasklist/internal/scengen"
+	"tasklist/scenario"
 )
 
 // tasklist runs the command line args and returns what it printed and its status.
 func tasklist(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
 	var out, errs bytes.Buffer
-	status = run(args, &out, &errs)
+	status = run(context.Background(), args, &out, &errs)
 	return out.String(), errs.String(), status
 }
 
@@ -245,6 +249,92 @@ func TestVersion(t *testing.T) {
 	for _, tt := range tests {
 		if got := versionLine(tt.info, tt.ok); got != tt.want {
 			t.Errorf("versionLine = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+// TestLostOutput: with standard output on /dev/full every command that
+// prints says so on standard error and exits 2, whatever it did.
+func TestLostOutput(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full")
+	}
+	defer full.Close()
+	good := writeScenario(t, "A = init.fork() == A\n")
+	failing := writeScenario(t, "A = init.fork() == init\n")
+	for _, args := range [][]string{
+		{"run", good},
+		{"run", failing},
+		{"bench", "--workloads", "get", "--plans", "scalable", "--workers", "1", "--reps", "1", "--duration", "3ms", "--out", ""},
+		{"bench", "--format", "json", "--workloads", "get", "--plans", "scalable", "--workers", "1", "--reps", "1",
+			"--duration", "3ms", "--out", ""},
+		{"check", "--duration", "1ns", "--seed", "3"},
+		{"plans"},
+		{"version"},
+		{"help"},
+		{"run", "-h"},
+	} {
+		var errs bytes.Buffer
+		status := run(context.Background(), args, full, &errs)
+		if status != 2 || !strings.Contains(errs.String(), "tasklist: writing standard output: write /dev/full: no space left on device") {
+			t.Errorf("%q: status %d, stderr %q", args, status, errs.String())
+		}
+	}
+}
+
+// TestGen: gen writes the files of consecutive seeds, each a scenario
+// that parses and the same for the same seed, and refuses bad flags.
+func TestGen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gen")
+	out, errs, status := tasklist(t, "gen", "--area", "sem", "--n", "3", "--seed", "7", "--out", dir)
+	if status != 0 || out != "" || errs != "" {
+		t.Fatalf("status %d, stdout %q, stderr %q", status, out, errs)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	want := []string{"sem-7.scn", "sem-8.scn", "sem-9.scn"}
+	if len(names) != len(want) {
+		t.Fatalf("wrote %v, want %v", names, want)
+	}
+	for i, name := range names {
+		src, err := os.ReadFile(name)
+		if filepath.Base(name) != want[i] || err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := scenario.Parse(name, src); err != nil {
+			t.Error(err)
+		}
+		again, _ := scengen.Generate("sem", uint64(7+i))
+		if string(src) != again {
+			t.Errorf("%s is not the scenario of its seed", name)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"gen", "--area", "nosuch"}, "tasklist: gen: unknown area \"nosuch\" (areas: exec, wait, creds, sem, mixed)\n"},
+		{[]string{"gen", "--n", "0"}, "tasklist: gen: --n 0: want 1 or more\n"},
+		{[]string{"gen", "--n", "-1"}, "tasklist: gen: --n -1: want 1 or more\n"},
+		{[]string{"gen", "--out", "/dev/full/x", "--n", "1"}, "tasklist: gen: mkdir /dev/full: not a directory\n"},
+	} {
+		if out, errs, status := tasklist(t, tc.args...); status != 2 || out != "" || errs != tc.want {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %q", tc.args, status, out, errs, tc.want)
+		}
+	}
+}
+
+// TestPackageDocListsEveryCommand: the command's documentation names each
+// command the dispatcher knows.
+func TestPackageDocListsEveryCommand(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(src), "package main")
+	for _, name := range append(commandNames(), "help") {
+		if !strings.Contains(doc, "//\ttasklist "+name) {
+			t.Errorf("the package comment does not list %s", name)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -18,10 +19,10 @@ A plan says where the table lock of a historical design is taken, on top of the 
 locks tasklist always takes. A plan is a preset followed by toggles, comma-separated:
 --plan linux-2.6.35,prio-without-tasklist. Unsafe toggles recreate the races the seed
 threads found and are refused unless --unsafe is given too.`,
-	setup: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) int { return listPlans },
+	setup: func(*flag.FlagSet) runFunc { return listPlans },
 }
 
-func listPlans(_ []string, stdout, _ io.Writer) int {
+func listPlans(_ context.Context, _ []string, stdout, _ io.Writer) int {
 	w := tabwriter.NewWriter(stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "PRESET\tSEEDS ON\tDESIGN")
 	seedOf := map[string]string{}

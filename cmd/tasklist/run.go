@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"tasklist/lockstat"
-	"tasklist/plan"
 	"tasklist/scenario"
 	"tasklist/scenario/kernelrun"
 	"tasklist/scenario/modelrun"
@@ -40,17 +40,17 @@ runs such files faster, at the risk of calling a slow call stuck on a loaded mac
 
 Exit status: 0 when every expectation held, 1 when one did not, 2 when the file cannot be
 read or parsed ("FILE:LINE:COL: message", before anything runs) or the run cannot start.`,
-	setup: func(fs *flag.FlagSet) func([]string, io.Writer, io.Writer) int {
+	setup: func(fs *flag.FlagSet) runFunc {
 		onKernel := fs.Bool("kernel", false, "run on the host kernel instead of the model (needs root and a C compiler)")
 		planName := fs.String("plan", "scalable", "run the model under this lock plan: a preset and toggles")
 		unsafe := fs.Bool("unsafe", false, "allow the plan's unsafe toggles, which recreate races")
 		stats := fs.Bool("lockstat", false, "print the run's lock statistics after the scenario")
 		stall := declareStall(fs, "run")
-		return func(args []string, stdout, stderr io.Writer) int {
+		return func(_ context.Context, args []string, stdout, stderr io.Writer) int {
 			if err := stall.apply(); err != nil {
 				return fail(stderr, err)
 			}
-			p, err := plan.Parse(*planName, *unsafe)
+			p, err := parsePlan(*planName, *unsafe)
 			if err != nil {
 				return fail(stderr, err)
 			}

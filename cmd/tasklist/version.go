@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -15,10 +16,10 @@ var versionCommand = command{
 The version is the module's, as the go command stamped it into the binary: a release tag,
 a pseudo-version, or (devel) for a build from a checkout, then the commit and whether the
 checkout had changes when the go command recorded them.`,
-	setup: func(*flag.FlagSet) func([]string, io.Writer, io.Writer) int { return printVersion },
+	setup: func(*flag.FlagSet) runFunc { return printVersion },
 }
 
-func printVersion(_ []string, stdout, _ io.Writer) int {
+func printVersion(_ context.Context, _ []string, stdout, _ io.Writer) int {
 	fmt.Fprintln(stdout, versionLine(debug.ReadBuildInfo()))
 	return 0
 }

@@ -91,11 +91,21 @@ func eachOwn(n int, cfg func() kernel.Config) ([]*kernel.Kernel, error) {
 func SplitPlans(list string) ([]string, error) {
 	var names []string
 	toggles := plan.ToggleNames()
+	unsafe := map[string]plan.ToggleInfo{}
+	for _, t := range plan.Toggles() {
+		if t.Unsafe {
+			unsafe[t.Name] = t
+		}
+	}
 	for _, item := range strings.Split(list, ",") {
 		item = strings.TrimSpace(item)
 		switch {
 		case item == "":
 			return nil, fmt.Errorf("empty plan name in %q", list)
+		case unsafe[item].Unsafe:
+			// A race recreated on purpose is checked (tasklist check
+			// --unsafe), not measured.
+			return nil, fmt.Errorf("toggle %s is unsafe (%s): a sweep runs safe plans only", item, unsafe[item].Races)
 		case slices.Contains(toggles, item):
 			if len(names) == 0 || names[len(names)-1] == Host || names[len(names)-1] == Private || names[len(names)-1] == PrivateCursor {
 				return nil, fmt.Errorf("toggle %s must follow a preset", item)

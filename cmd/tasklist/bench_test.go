@@ -153,7 +153,7 @@ func TestBenchRefusalsSayWhy(t *testing.T) {
 	}{
 		{[]string{"--population", "40000"}, "at most 16000", ""},
 		{[]string{"--max-load", "NaN"}, "NaN", ""},
-		{[]string{"--plans", "scalable,zhang-v1"}, "unsafe", "controls:"},
+		{[]string{"--plans", "scalable,zhang-v1"}, "a sweep runs safe plans only", "controls:"},
 		{[]string{"--plans", "scalable,privat"}, "controls: private", ""},
 		{[]string{"--out", "/dev/full"}, "not a directory", ""},
 	} {

@@ -148,6 +148,8 @@ func TestRunCommand(t *testing.T) {
 		{"dash dash", []string{"run", "--", "-h"}, 2, "", "tasklist: open -h: no such file or directory\n", false},
 		{"stall not positive", []string{"run", "--kernel", "--stall", "-1s", good}, 2, "",
 			"tasklist: run: --stall -1s: the stall timeout must be positive\n", false},
+		{"unsafe with nothing unsafe", []string{"run", "--unsafe", "--plan", "linux-2.6.35", good}, 2, "",
+			"tasklist: --unsafe: plan linux-2.6.35 has no unsafe toggle to allow (tasklist plans lists them)\n", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

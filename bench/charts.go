@@ -29,7 +29,10 @@ type chart struct {
 // The charts' sizes.
 const (
 	chartWidth, chartHeight = 16 * vg.Centimeter, 10 * vg.Centimeter
-	smallWidth, smallHeight = 11 * vg.Centimeter, 7 * vg.Centimeter
+	smallWidth, smallHeight = 11 * vg.Centimeter, 8 * vg.Centimeter
+	// smallFrame is about what a small chart's title and axes take of its
+	// height, smallLegendRow a row of its legend.
+	smallFrame, smallLegendRow = 2 * vg.Centimeter, vg.Length(11) // in points
 )
 
 // save writes the chart as SVG and PNG into dir.
@@ -198,8 +201,12 @@ func (r *Results) shareChart(g GroupInfo) (*chart, error) {
 	level.Color, level.Dashes = color.Gray{Y: 96}, plotutil.Dashes(1)
 	p.Add(level)
 	p.Legend.Add(ref+" (100%)", level)
+	p.Legend.TextStyle.Font.Size = smallLegendRow - 2
 	p.Y.Min = 0
-	p.Y.Max = max(p.Y.Max, 100) * 1.35 // headroom for the legend
+	// The legend's rows cover the top of the plot: the axis goes as far
+	// above the data as they reach down.
+	covered := float64(smallLegendRow*vg.Length(drawn+1)) / float64(smallHeight-smallFrame)
+	p.Y.Max = max(p.Y.Max, 100) / (1 - min(covered, 0.6))
 	caption := fmt.Sprintf("%s: each plan's %s as a share of %s's at each worker count.", g.Workload, g.Unit, ref)
 	if !g.HigherIsBetter {
 		caption += fmt.Sprintf(" A latency: the share is %s's time over the plan's, so that higher is better here too.", ref)

@@ -183,7 +183,7 @@ func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
 // eachThread calls f for every thread of every member, in Linux's order
 // (do_each_pid_thread), holding the group's lock and the member's. Under
 // a plan with the unsafe pgrp-walk-unlocked toggle the group's lock is not
-// taken, as in seed 002's first patch.
+// taken, as in seed 002's first patch (docs/seeds.md).
 func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 	if p.Has(plan.PgrpWalkUnlocked) {
 		g.eachThreadUnlocked(f)

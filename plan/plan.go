@@ -21,9 +21,10 @@
 // its base preset with and without its toggle. [Presets] and [Toggles]
 // list them; [Parse] builds a plan from its name.
 //
-// The presets differ only in what the seeds changed: linux-2.6.35 is where
-// Linux stood before them, linux-5.7 adds the changes of seeds 000 and
-// 001, linux-6.15 every seed change and the release_task changes of 6.15.
+// The presets differ only in what the seed threads (docs/seeds.md)
+// changed: linux-2.6.35 is where Linux stood before them, linux-5.7 adds
+// the changes of seeds 000 and 001, linux-6.15 every seed change and the
+// release_task changes of 6.15.
 // Other differences between those kernel versions are not modelled.
 //
 // # Cost

@@ -31,7 +31,7 @@ func TestParseToggles(t *testing.T) {
 	if p.Name() != "linux-2.6.35,prio-without-tasklist" {
 		t.Errorf("name %q", p.Name())
 	}
-	// Seed 002: only PRIO_PGRP keeps its read lock.
+	// Seed 002 (docs/seeds.md): only PRIO_PGRP keeps its read lock.
 	for s, want := range map[Site]Mode{PrioProcess: None, PrioUser: None, PrioPgrp: Read, WaitScan: Read, CloneLink: Write} {
 		if got := p.Mode(s); got != want {
 			t.Errorf("%s: mode %s, want %s", s, got, want)

@@ -1,4 +1,4 @@
-// Package scengen generates random scenario files (shared/spec/scenario-language.md) for
+// Package scengen generates random scenario files (docs/scenario-language.md) for
 // differential testing: `tasklist diff` runs each on the model and on the host kernel, and every
 // line where the two print different results is a difference to explain.
 //

@@ -23,7 +23,7 @@
 //     by id&0x7fff holds the sets; the full id (sequence number included) is
 //     compared, so a stale id fails with EINVAL. A set removed after the
 //     lookup is seen as removed under its lock (EIDRM), as with Linux's
-//     ipc_obtain_object_check followed by ipc_valid_object (seed 003).
+//     ipc_obtain_object_check followed by ipc_valid_object (seed 003, docs/seeds.md).
 //   - Permission is checked before any set lock, on an immutable snapshot
 //     of the set's ownership and mode that IPC_SET replaces. Under the lock
 //     the snapshot pointer is compared again and the check redone if IPC_SET

@@ -114,7 +114,7 @@ func TestWakeAllLooksAgain(t *testing.T) {
 // TestPermUnderLockWaitsForTheLock checks where the permission check runs:
 // a caller without permission is refused at once while another holds the
 // set lock, unless the check runs under that lock (PermUnderLock, before
-// seed 003), where the refusal waits for it.
+// seed 003, docs/seeds.md), where the refusal waits for it.
 func TestPermUnderLockWaitsForTheLock(t *testing.T) {
 	for _, m := range lockings {
 		t.Run(m.name, func(t *testing.T) {

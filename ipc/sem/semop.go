@@ -97,7 +97,7 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 		return err
 	}
 	// The size never changes, so checking it before the lock gives the
-	// answer Linux gave under it before seed 003.
+	// answer Linux gave under it before seed 003 (docs/seeds.md).
 	if maxNum >= s.nsems {
 		return unix.EFBIG
 	}

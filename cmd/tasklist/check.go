@@ -44,7 +44,7 @@ Exit status: 0 when nothing was found, 1 on a violation, 2 on a usage error.`,
 			}
 			p, err := plan.Parse(*planName, *unsafe)
 			if err != nil {
-				fmt.Fprintf(stderr, "tasklist: check: %v\n", err)
+				fmt.Fprintf(stderr, "tasklist: check: %v\n", planError("check", *planName, err))
 				return 2
 			}
 			opt := check.Options{Plan: p, Duration: *duration, Workers: *workers, Seed: *seed, Progress: stderr}

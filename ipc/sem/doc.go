@@ -88,7 +88,8 @@
 //     thundering herd, at an upper bound (gVisor wakes only the sleepers of
 //     semaphores whose value looks sufficient), without its reordering. A
 //     task stays asleep for [Sleeper] throughout.
-//   - NoRevalidate (unsafe; seed 003's race, closed in Linux by
+//   - NoRevalidate (unsafe, in a build with the tasklist_unsafe tag
+//     only; seed 003's race, closed in Linux by
 //     ipc_valid_object): a call that checked the set before locking it does
 //     not check again under the lock, so one whose set IPC_RMID removed in
 //     between acts on the removed set and may succeed where Linux fails it

@@ -252,7 +252,7 @@ func (s *Set) checkLocked(read *perm, c *Creds, want int) unix.Errno {
 // Preconditions: the set is locked for the call.
 func (s *Set) recheckLocked(c *Creds, want int) unix.Errno {
 	switch {
-	case s.lk.NoRevalidate:
+	case s.skipsRevalidation():
 		return 0
 	case s.deleted.Load():
 		return unix.EIDRM

@@ -217,9 +217,6 @@ func (c CallSpec) Timeout(args []Value) (d time.Duration, timed bool) {
 	return 0, false
 }
 
-// Creates reports whether the call returns a task it made (ResultNewTask).
-func (c CallSpec) Creates() bool { return c.creates() == createsTask }
-
 // Kind returns what argument i of the call accepts.
 func (c CallSpec) Kind(i int) ArgKind {
 	if i < len(c.Args) {

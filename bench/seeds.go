@@ -22,9 +22,10 @@ type Claim struct {
 	Claim string
 }
 
-// Claims are the seeds' measurements, each reproduced by its toggle on
-// its workload. Every claim is an improvement; seed 002 also reports a
-// loss at one thread, which is the cost the table shows at one worker.
+// Claims are the seeds' measurements (docs/seeds.md quotes each), each
+// reproduced by its toggle on its workload. Every claim is an improvement;
+// seed 002 also reports a loss at one thread, which is the cost the table
+// shows at one worker.
 var Claims = []Claim{
 	{Seed: "000", Toggle: "exit-ptrace-fastpath", Workload: "fork-exit", Claim: ">10% on AIM7 fork on 8 sockets"},
 	{Seed: "001", Toggle: "release-tracees-in-reaper", Workload: "pthread-create", Claim: "23 vs 42 µs/call"},

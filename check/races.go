@@ -8,7 +8,7 @@ import (
 
 // addRaces adds the races aimed at where the unsafe plans break, each a
 // pair of goroutines started at the same instant: a parent's exit against
-// its child's PTRACE_TRACEME (seed 000), all pairs at once, so that the
+// its child's PTRACE_TRACEME (seed 000; the seeds are in docs/seeds.md), all pairs at once, so that the
 // exits contend for init, which adopts the children; a process's move
 // out of its group against a PRIO_PGRP walk of the group, the mover its
 // newest member, which the walk visits first (seed 002); and, once a

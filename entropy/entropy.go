@@ -1,7 +1,7 @@
 // Package entropy is the exit-time entropy feed: Linux's release_task mixes
 // each dead task's runtime into the input pool (add_device_randomness).
 //
-// Seed 004 moved that call out of tasklist_lock because parallel callers
+// Seed 004 (docs/seeds.md) moved that call out of tasklist_lock because parallel callers
 // contend on the pool's own lock. Pool goes one step further: it has no
 // single hot lock. Samples go to one of several shards, each on its own
 // cache line with its own lock, picked by a hint the caller chooses (the

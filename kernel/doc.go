@@ -53,15 +53,15 @@
 //     group's members (kill of a group, setpriority, the orphaned-group
 //     test) hold its lock for writing, and so do setpgid and setsid, for
 //     the old and the new group, so a walk never visits a process of
-//     another group (seed 002). A fork into the group and a release hold
-//     it for reading, so that the changes every process makes run side by
-//     side, and change one shard of the member list, the one of the
-//     process that created the member, under that shard's lock, which only
-//     they take; walks merge the shards by the members' join numbers
-//     (pgrp_members.go). getpriority's PRIO_PGRP and PRIO_USER walks take
-//     neither: they
-//     read the lists as they were at one moment by their sequence counts
-//     (seqList in list.go), and lock only when changes keep interrupting.
+//     another group (seed 002, docs/seeds.md). A fork into the group and
+//     a release hold it for reading, so that the changes every process
+//     makes run side by side, and change one shard of the member list,
+//     the one of the process that created the member, under that shard's
+//     lock, which only they take; walks merge the shards by the members'
+//     join numbers (pgrp_members.go). getpriority's PRIO_PGRP and
+//     PRIO_USER walks take neither: they read the lists as they were at
+//     one moment by their sequence counts (seqList in list.go), and lock
+//     only when changes keep interrupting.
 //   - A user's shard locks (userShard.mu, class User.mu) each guard one
 //     of the user's lists of threads whose real uid is the user's; a
 //     thread stays in the shard of the process that created it. A

@@ -196,7 +196,7 @@ func (t *Task) exitNotify(q *exitQueue) {
 	zap, zombie := t.forgetOriginalParent(&dead, q)
 	if zap {
 		// find_child_reaper drops the lock for zap_pid_ns_processes, and
-		// releases the dead tracees first (seed 001).
+		// releases the dead tracees first (seed 001, docs/seeds.md).
 		p.Unlock(plan.ExitNotify)
 		dead.release()
 		t.zapPIDNamespace(q) // it resumes with becomeZombie once the namespace is empty

@@ -20,7 +20,7 @@ import (
 // The moved process's old group, its new group and the caller's group are
 // locked together, and the caller's process while the checks run (its
 // lock keeps a child a child); a walk over either group, which holds that
-// group's lock, sees the process in exactly one of them (seed 002).
+// group's lock, sees the process in exactly one of them (seed 002, docs/seeds.md).
 func (t *Task) Setpgid(pid, pgid int) error {
 	if !t.alive() {
 		return unix.ESRCH

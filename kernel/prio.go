@@ -183,10 +183,9 @@ func (t *Task) setOnePrio(p *Task, nice int32, err error) error {
 // eachThread calls f for every thread of every member, in Linux's order
 // (do_each_pid_thread), holding the group's lock and the member's. Under
 // a plan with the unsafe pgrp-walk-unlocked toggle the group's lock is not
-// taken, as in seed 002's first patch.
+// taken, as in seed 002's first patch (docs/seeds.md; unsafetoggles.go).
 func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
-	if p.Has(plan.PgrpWalkUnlocked) {
-		g.eachThreadUnlocked(f)
+	if walkPgrpUnlocked(p, g, f) {
 		return
 	}
 	// The group's lock fixes its members: a process that setpgid moves
@@ -205,7 +204,7 @@ func (g *ProcessGroup) eachThread(p *plan.Plan, f func(*Task)) {
 func (g *ProcessGroup) bestPrio(p *plan.Plan) int {
 	best := -1
 	visit := func(th *Task) { best = max(best, niceToRlimit(th.nice.Load())) }
-	if !p.Has(plan.PgrpWalkUnlocked) && lockless(func() bool {
+	if walkPgrpUnlocked(p, g, visit) || lockless(func() bool {
 		best = -1
 		return g.eachThreadLockless(visit)
 	}) {
@@ -238,34 +237,6 @@ func (tg *ThreadGroup) eachThread(f func(*Task)) {
 		return true
 	})
 	tg.mu.Unlock()
-}
-
-// eachThreadUnlocked is eachThread without the group's lock: the walk
-// follows member links that a concurrent setpgid rewrites, so it may stop
-// early or run on into the moved member's new group. It exists only for
-// the unsafe pgrp-walk-unlocked toggle, which recreates that race (seed
-// 002) for the race checker.
-func (g *ProcessGroup) eachThreadUnlocked(f func(*Task)) {
-	for i := range g.members.shards {
-		g.members.shards[i].eachUnlocked(f)
-	}
-}
-
-// eachUnlocked is eachThreadUnlocked for one shard.
-//
-// +checklocksignore: it reads the shard without its lock on purpose.
-func (s *pgrpShard) eachUnlocked(f func(*Task)) {
-	for m := s.list.head.Load(); m != nil; m = m.pgrpLink.next.Load() {
-		// The member's lock guards its thread list; it is taken even for
-		// a single thread, which keeps the walk as slow as the race
-		// checker's races were aimed at.
-		m.mu.Lock()
-		m.threads.each(threadLinkOf, func(th *Task) bool {
-			f(th)
-			return true
-		})
-		m.mu.Unlock()
-	}
 }
 
 // bestPrio is getpriority's answer for the user: the largest 20 - nice

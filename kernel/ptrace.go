@@ -111,7 +111,7 @@ func (t *Task) ptraceTraceme() error {
 		parent := tg.realParent()
 		// The unsafe zhang-v1 plan tests the parent's exit before the
 		// locks that order the test against exit_ptrace.
-		parentRunning := p.Has(plan.ZhangV1) && parent.state.Load() == taskRunning
+		testedEarly, parentRunning := tracemeTestsParentEarly(p, parent)
 		// A plan's table lock: ptrace_traceme links under it.
 		p.Lock(plan.PtraceLink)
 		lockPair(parent.tg, tg) // the two ends of the link
@@ -120,7 +120,7 @@ func (t *Task) ptraceTraceme() error {
 			p.Unlock(plan.PtraceLink)
 			continue
 		}
-		if !p.Has(plan.ZhangV1) {
+		if !testedEarly {
 			parentRunning = parent.state.Load() == taskRunning
 		}
 		err := error(nil)

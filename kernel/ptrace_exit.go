@@ -20,7 +20,7 @@ import (
 // is handed to its real parent, or, for a thread other than a leader,
 // released (D8). The releases come before the tracer's children are
 // reparented, so a namespace init never waits for its own dead tracees
-// (seed 001).
+// (seed 001, docs/seeds.md).
 //
 // Fast path (seed 000): a tracer with no tracees skips it. The count is
 // read without a lock: the caller is marked exiting, under its process

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// D10, seed 000: PTRACE_TRACEME races the parent's exit. Either TRACEME
+// D10, seed 000 (docs/seeds.md): PTRACE_TRACEME races the parent's exit. Either TRACEME
 // links first and the parent's exit_ptrace detaches it, or it sees the
 // parent exiting and returns 0 without linking; no task is ever left
 // linked to a tracer that has exited (CheckInvariants checks the links).

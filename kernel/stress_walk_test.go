@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestStressSetpgidVsGroupWalks is seed 002's race: processes move between
+// TestStressSetpgidVsGroupWalks is seed 002's race (docs/seeds.md): processes move between
 // two groups with setpgid while PRIO_PGRP walks, kill(-pgrp, 0) probes and
 // a walk that checks every member it visits run over both groups. A walk
 // must never visit a process of another group, and the groups' anchors

@@ -21,10 +21,23 @@
 // its base preset with and without its toggle. [Presets] and [Toggles]
 // list them; [Parse] builds a plan from its name.
 //
-// The presets differ only in what the seeds changed: linux-2.6.35 is where
-// Linux stood before them, linux-5.7 adds the changes of seeds 000 and
-// 001, linux-6.15 every seed change and the release_task changes of 6.15.
+// The presets differ only in what the seed threads (docs/seeds.md)
+// changed: linux-2.6.35 is where Linux stood before them, linux-5.7 adds
+// the changes of seeds 000 and 001, linux-6.15 every seed change and the
+// release_task changes of 6.15.
 // Other differences between those kernel versions are not modelled.
+//
+// # Unsafe toggles and the tasklist_unsafe build tag
+//
+// The unsafe toggles (zhang-v1, pgrp-walk-unlocked,
+// sem-perm-no-revalidate) put back races the seed threads found, so that
+// the race checker (tasklist check) can be shown to find them. Their code
+// paths are deliberately racy, and a library meant for sandboxes should
+// not carry them: they are built only with the tasklist_unsafe build tag
+// (go build -tags tasklist_unsafe; go run -tags tasklist_unsafe
+// ./cmd/tasklist check --unsafe ...). Without it [UnsafeBuilt] is false,
+// Parse refuses every unsafe toggle with [ErrUnsafeNotBuilt], and the
+// packages that would act on one compile a constant false in its place.
 //
 // # Cost
 //
@@ -42,6 +55,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -215,10 +229,15 @@ func (p *Plan) TableLock() bool {
 	return false
 }
 
+// ErrUnsafeNotBuilt is the error, wrapped, of Parse naming an unsafe
+// toggle in a build without the tasklist_unsafe tag.
+var ErrUnsafeNotBuilt = errors.New("this build leaves the unsafe toggles out; a build with -tags tasklist_unsafe has them")
+
 // Parse builds the plan named by spec: a preset followed by
 // comma-separated toggles ("linux-2.6.35,exit-ptrace-fastpath"). A
 // toggle that its preset already has is accepted and changes nothing. An
-// unsafe toggle is refused unless allowUnsafe is set. Parse returns nil
+// unsafe toggle is refused unless allowUnsafe is set and the build has
+// the toggles' code (UnsafeBuilt; ErrUnsafeNotBuilt). Parse returns nil
 // for "scalable" with no toggles, the default plan.
 func Parse(spec string, allowUnsafe bool) (*Plan, error) {
 	parts := strings.Split(spec, ",")
@@ -233,7 +252,10 @@ func Parse(spec string, allowUnsafe bool) (*Plan, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown toggle %q (toggles: %s)", name, strings.Join(ToggleNames(), ", "))
 		}
-		if info.Unsafe && !allowUnsafe {
+		switch {
+		case info.Unsafe && !UnsafeBuilt:
+			return nil, fmt.Errorf("toggle %s is unsafe (%s): %w", name, info.Races, ErrUnsafeNotBuilt)
+		case info.Unsafe && !allowUnsafe:
 			return nil, fmt.Errorf("toggle %s is unsafe (%s): name it only with --unsafe", name, info.Races)
 		}
 		toggles |= info.Bit

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -31,7 +32,7 @@ func TestParseToggles(t *testing.T) {
 	if p.Name() != "linux-2.6.35,prio-without-tasklist" {
 		t.Errorf("name %q", p.Name())
 	}
-	// Seed 002: only PRIO_PGRP keeps its read lock.
+	// Seed 002 (docs/seeds.md): only PRIO_PGRP keeps its read lock.
 	for s, want := range map[Site]Mode{PrioProcess: None, PrioUser: None, PrioPgrp: Read, WaitScan: Read, CloneLink: Write} {
 		if got := p.Mode(s); got != want {
 			t.Errorf("%s: mode %s, want %s", s, got, want)
@@ -56,16 +57,29 @@ func TestParseRefusals(t *testing.T) {
 			t.Errorf("Parse(%q) succeeded", spec)
 		}
 	}
+}
+
+// TestParseUnsafe: an unsafe toggle is refused without allowUnsafe, and
+// in a build without the tasklist_unsafe tag with it too, with an error
+// that names the tag.
+func TestParseUnsafe(t *testing.T) {
 	for _, tg := range Toggles() {
 		if !tg.Unsafe {
 			continue
 		}
 		_, err := Parse("scalable,"+tg.Name, false)
-		if err == nil || !strings.Contains(err.Error(), "--unsafe") {
-			t.Errorf("unsafe %s accepted without --unsafe: %v", tg.Name, err)
+		want := "--unsafe"
+		if !UnsafeBuilt {
+			want = "-tags tasklist_unsafe"
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("unsafe %s without --unsafe: %v, want an error naming %s", tg.Name, err, want)
 		}
 		p, err := Parse("scalable,"+tg.Name, true)
-		if err != nil || !p.Unsafe() || p.TableLock() {
+		switch {
+		case !UnsafeBuilt && !errors.Is(err, ErrUnsafeNotBuilt):
+			t.Errorf("scalable,%s in a build without the unsafe toggles: %v, %v", tg.Name, p, err)
+		case UnsafeBuilt && (err != nil || !p.Unsafe() || p.TableLock()):
 			t.Errorf("scalable,%s with unsafe allowed: %v, %v", tg.Name, p, err)
 		}
 	}
@@ -88,6 +102,9 @@ func TestSemLocking(t *testing.T) {
 		"gvisor":                          {SetLockOnly: true, PermUnderLock: true, WakeAll: true},
 		"scalable,sem-perm-no-revalidate": {NoRevalidate: true},
 	} {
+		if strings.Contains(spec, "no-revalidate") && !UnsafeBuilt {
+			continue
+		}
 		if got := MustParse(spec, true).SemLocking(); got != want {
 			t.Errorf("%s: %+v, want %+v", spec, got, want)
 		}

@@ -5,7 +5,8 @@ import "strings"
 // Toggle is a set of seed changes, one bit each.
 type Toggle uint32
 
-// The toggles. The safe ones are the seeds' changes; the unsafe ones put
+// The toggles. The safe ones are the seeds' changes (docs/seeds.md describes
+// the seed threads); the unsafe ones put
 // a lock where a seed thread showed it to be racy, so that the race
 // checker (tasklist check) can show the race.
 const (

@@ -2,9 +2,13 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"tasklist/plan"
 )
 
 // ArgKind is what an argument position of a call accepts.
@@ -12,11 +16,12 @@ type ArgKind int
 
 // The kinds of argument position.
 const (
-	ArgInt    ArgKind = iota // an integer or constant expression: a ValueInt
-	ArgPid                   // an integer, a task name or -NAME: a ValueInt or ValueTask
-	ArgSet                   // a semaphore-set name or an integer id: a ValueSet or ValueInt
-	ArgSembuf                // {NUM, OP, FLAGS}; all of a call's form one final ValueSembufs
-	ArgSemArg                // semctl's fourth argument: an integer or a value list (ValueList)
+	ArgInt     ArgKind = iota // an integer or constant expression: a ValueInt
+	ArgPid                    // an integer, a task name or -NAME: a ValueInt or ValueTask
+	ArgSet                    // a semaphore-set name or an integer id: a ValueSet or ValueInt
+	ArgSembuf                 // {NUM, OP, FLAGS}; all of a call's form one final ValueSembufs
+	ArgSemArg                 // semctl's fourth argument: an integer or a value list (ValueList)
+	ArgTimeout                // an integer: a timeout in milliseconds (see [CallSpec.Timeout])
 )
 
 // creates says what a call creates, and so whether "NAME =" may bind its result.
@@ -28,10 +33,12 @@ const (
 	createsSet
 )
 
-// CallSpec declares one call of the language: its name, the kinds of its argument positions,
-// the argument counts it takes, and the kinds of Result it returns. It is the one place a call
-// is declared: the parser checks statements against it, and each runner's tests check that the
-// runner makes every declared call with the declared arguments and returns what it declares.
+// CallSpec declares one call of the language. The call table ([Calls]) is the registry of
+// calls: the parser checks statements against it, and every runner keys its handlers by a
+// call's Name — modelrun's calls on the model, kernelrun's encoding and decoding and its
+// agent's commands, the generator's moves (internal/scengen) — and says, in a test that names
+// the runner and the call, which declared call it lacks. The columns besides the call's
+// shape are what the runners decide by, and tests hold each to what the model does.
 type CallSpec struct {
 	Name string
 	// Args are the kinds of the call's positions.
@@ -45,6 +52,28 @@ type CallSpec struct {
 	// fail (ResultErrno), end with its task (ResultDone) or be beyond its runner's telling
 	// (ResultFatal): see [CallSpec.Returns].
 	Results []ResultKind
+	// Local marks a call that sets running no task but its caller and the tasks it makes:
+	// it sends no signal, stops, continues and kills nobody, reaps nothing and makes no
+	// ptrace request. After a local call the kernel runner watches only those tasks, and the
+	// tasks with a call of their own in flight, for quiescence. A test runs the corpus on the
+	// model and fails on a local call that changed another idle task.
+	Local bool
+	// Blocks marks a call that may sleep until another task acts: a wait without WNOHANG, a
+	// semop without IPC_NOWAIT, an exec waiting for its other threads to exit, a clone with
+	// CLONE_VFORK, a PTRACE_ATTACH waiting for an exec to finish. Such a call made in the
+	// foreground can print EDEADLK; any call can also wait while its task is stopped, which
+	// this does not count. The model runner fails a call that sleeps without it.
+	Blocks bool
+	// Exec marks a call that replaces its caller's program: a thread other than the leader
+	// that makes it takes its leader's tid (de_thread), so the kernel runner follows it by
+	// its process.
+	Exec bool
+	// Tasklist lists where Linux takes tasklist_lock while making the call, as the sites of
+	// package plan that stand for those places (each names its Linux function); none for a
+	// call Linux makes under RCU and per-object locks alone. The linux-2.6.35 plan takes the
+	// table lock there, and a test makes every call under it and fails on a call that took
+	// the lock where it declares no site that takes it so.
+	Tasklist []plan.Site
 }
 
 var sembufRest = ArgSembuf
@@ -56,42 +85,60 @@ var (
 	returnsWait = []ResultKind{ResultWait, ResultInt} // ResultInt 0: WNOHANG found nothing
 )
 
-// callTable is version 1 of the language plus unshare, an extension, in name order.
+func args(kinds ...ArgKind) []ArgKind { return kinds }
+
+func sites(s ...plan.Site) []plan.Site { return s }
+
+// callTable is version 1 of the language plus unshare, an extension, in name order. The
+// comment after a call with sites names the Linux functions that take tasklist_lock.
 var callTable = []CallSpec{
-	{Name: "clone", Args: []ArgKind{ArgInt, ArgInt}, Counts: []int{1, 2}, Results: []ResultKind{ResultNewTask}},
-	{Name: "execve", Results: returnsInt},
-	{Name: "exit", Args: []ArgKind{ArgInt}, Results: []ResultKind{ResultDone}},
-	{Name: "exit_group", Args: []ArgKind{ArgInt}, Results: []ResultKind{ResultDone}},
-	{Name: "fork", Results: []ResultKind{ResultNewTask}},
-	{Name: "getpgid", Args: []ArgKind{ArgPid}, Results: returnsPid},
-	{Name: "getpgrp", Results: returnsPid},
-	{Name: "getpid", Results: returnsPid},
-	{Name: "getppid", Results: returnsPid},
-	{Name: "getpriority", Args: []ArgKind{ArgInt, ArgPid}, Results: returnsInt},
-	{Name: "getsid", Args: []ArgKind{ArgPid}, Results: returnsPid},
-	{Name: "gettid", Results: returnsPid},
-	{Name: "kill", Args: []ArgKind{ArgPid, ArgInt}, Results: returnsInt},
-	{Name: "prctl", Args: []ArgKind{ArgInt, ArgInt}, Counts: []int{1, 2}, Results: returnsInt},
-	{Name: "ptrace", Args: []ArgKind{ArgInt, ArgPid, ArgInt, ArgInt}, Counts: []int{1, 2, 4}, Results: returnsInt},
-	{Name: "semctl", Args: []ArgKind{ArgSet, ArgInt, ArgInt, ArgSemArg}, Counts: []int{3, 4},
+	{Name: "clone", Args: args(ArgInt, ArgInt), Counts: []int{1, 2}, Results: []ResultKind{ResultNewTask},
+		Local: true, Blocks: true, Tasklist: sites(plan.CloneLink)}, // copy_process
+	{Name: "execve", Results: returnsInt, Blocks: true, Exec: true,
+		Tasklist: sites(plan.ExecSwap, plan.Release)}, // de_thread; release_task of the old leader
+	{Name: "exit", Args: args(ArgInt), Results: []ResultKind{ResultDone},
+		Tasklist: sites(plan.ExitPtrace, plan.ExitNotify, plan.Release)}, // exit_ptrace, exit_notify, release_task
+	{Name: "exit_group", Args: args(ArgInt), Results: []ResultKind{ResultDone},
+		Tasklist: sites(plan.ExitPtrace, plan.ExitNotify, plan.Release)}, // as exit
+	{Name: "fork", Results: []ResultKind{ResultNewTask}, Local: true, Tasklist: sites(plan.CloneLink)}, // copy_process
+	{Name: "getpgid", Args: args(ArgPid), Results: returnsPid, Local: true},
+	{Name: "getpgrp", Results: returnsPid, Local: true},
+	{Name: "getpid", Results: returnsPid, Local: true},
+	{Name: "getppid", Results: returnsPid, Local: true},
+	{Name: "getpriority", Args: args(ArgInt, ArgPid), Results: returnsInt, Local: true,
+		Tasklist: sites(plan.PrioProcess, plan.PrioPgrp, plan.PrioUser)}, // sys_getpriority
+	{Name: "getsid", Args: args(ArgPid), Results: returnsPid, Local: true},
+	{Name: "gettid", Results: returnsPid, Local: true},
+	{Name: "kill", Args: args(ArgPid, ArgInt), Results: returnsInt,
+		Tasklist: sites(plan.KillGroup)}, // kill_something_info: kill_pgrp, and the walk of kill(-1)
+	{Name: "prctl", Args: args(ArgInt, ArgInt), Counts: []int{1, 2}, Results: returnsInt, Local: true},
+	{Name: "ptrace", Args: args(ArgInt, ArgPid, ArgInt, ArgInt), Counts: []int{1, 2, 4}, Results: returnsInt,
+		Blocks: true, Tasklist: sites(plan.PtraceLink, plan.PtraceRequest)}, // ptrace_attach, ptrace_traceme, __ptrace_detach; ptrace_check_attach
+	{Name: "semctl", Args: args(ArgSet, ArgInt, ArgInt, ArgSemArg), Counts: []int{3, 4},
 		Results: []ResultKind{ResultInt, ResultList, ResultPid}}, // ResultList: GETALL; ResultPid: GETPID
-	{Name: "semget", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: []ResultKind{ResultNewSet}},
-	{Name: "semop", Args: []ArgKind{ArgSet}, Rest: &sembufRest, Results: returnsInt},
-	{Name: "semtimedop", Args: []ArgKind{ArgSet, ArgInt}, Rest: &sembufRest, Results: returnsInt},
-	{Name: "setgid", Args: []ArgKind{ArgInt}, Results: returnsInt},
-	{Name: "setpgid", Args: []ArgKind{ArgPid, ArgPid}, Results: returnsInt},
-	{Name: "setpriority", Args: []ArgKind{ArgInt, ArgPid, ArgInt}, Results: returnsInt},
-	{Name: "setresgid", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
-	{Name: "setresuid", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
-	{Name: "setrlimit", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Counts: []int{2, 3}, Results: returnsInt},
-	{Name: "setsid", Results: returnsPid},
-	{Name: "setuid", Args: []ArgKind{ArgInt}, Results: returnsInt},
-	{Name: "sigaction", Args: []ArgKind{ArgInt, ArgInt, ArgInt}, Results: returnsInt},
-	{Name: "signal", Args: []ArgKind{ArgInt, ArgInt}, Results: returnsInt},
-	{Name: "tgkill", Args: []ArgKind{ArgPid, ArgPid, ArgInt}, Results: returnsInt},
-	{Name: "unshare", Args: []ArgKind{ArgInt}, Results: returnsInt},
-	{Name: "wait4", Args: []ArgKind{ArgPid, ArgInt}, Results: returnsWait},
-	{Name: "waitid", Args: []ArgKind{ArgInt, ArgPid, ArgInt}, Results: returnsWait},
+	{Name: "semget", Args: args(ArgInt, ArgInt, ArgInt), Results: []ResultKind{ResultNewSet}, Local: true},
+	{Name: "semop", Args: args(ArgSet), Rest: &sembufRest, Results: returnsInt, Blocks: true},
+	{Name: "semtimedop", Args: args(ArgSet, ArgTimeout), Rest: &sembufRest, Results: returnsInt, Blocks: true},
+	{Name: "setgid", Args: args(ArgInt), Results: returnsInt, Local: true},
+	{Name: "setpgid", Args: args(ArgPid, ArgPid), Results: returnsInt, Local: true,
+		Tasklist: sites(plan.SetPgid)}, // sys_setpgid
+	{Name: "setpriority", Args: args(ArgInt, ArgPid, ArgInt), Results: returnsInt, Local: true,
+		Tasklist: sites(plan.PrioProcess, plan.PrioPgrp, plan.PrioUser)}, // sys_setpriority
+	{Name: "setresgid", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
+	{Name: "setresuid", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
+	// Linux's do_prlimit has taken tasklist_lock for reading, to check that the task kept its
+	// sighand; the plans model no site for it.
+	{Name: "setrlimit", Args: args(ArgInt, ArgInt, ArgInt), Counts: []int{2, 3}, Results: returnsInt, Local: true},
+	{Name: "setsid", Results: returnsPid, Local: true, Tasklist: sites(plan.SetPgid)}, // sys_setsid
+	{Name: "setuid", Args: args(ArgInt), Results: returnsInt, Local: true},
+	{Name: "sigaction", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
+	{Name: "signal", Args: args(ArgInt, ArgInt), Results: returnsInt, Local: true},
+	{Name: "tgkill", Args: args(ArgPid, ArgPid, ArgInt), Results: returnsInt},
+	{Name: "unshare", Args: args(ArgInt), Results: returnsInt, Local: true},
+	{Name: "wait4", Args: args(ArgPid, ArgInt), Results: returnsWait, Blocks: true,
+		Tasklist: sites(plan.WaitScan, plan.Release)}, // do_wait; release_task of the reaped zombie
+	{Name: "waitid", Args: args(ArgInt, ArgPid, ArgInt), Results: returnsWait, Blocks: true,
+		Tasklist: sites(plan.WaitScan, plan.Release)}, // as wait4
 }
 
 // calls indexes callTable by name.
@@ -159,6 +206,17 @@ func (c CallSpec) maxArgs() int {
 	return len(c.Args)
 }
 
+// Timeout returns how long a call made with args waits at most before it returns by itself,
+// when it has a timeout argument (ArgTimeout) that gives it a deadline (see [SemTimeout]).
+func (c CallSpec) Timeout(args []Value) (d time.Duration, timed bool) {
+	for i, k := range c.Args {
+		if k == ArgTimeout && i < len(args) {
+			return SemTimeout(args[i].Int)
+		}
+	}
+	return 0, false
+}
+
 // Kind returns what argument i of the call accepts.
 func (c CallSpec) Kind(i int) ArgKind {
 	if i < len(c.Args) {
@@ -202,4 +260,33 @@ func (k ArgKind) String() string {
 		return "an integer or a value list"
 	}
 	return "an integer"
+}
+
+// Coverage compares what a runner makes of the language with the call table: made are the
+// calls it makes, excused those it leaves out, each with the reason. It describes, naming the
+// runner and the call, every declared call neither made nor excused, every call both made and
+// excused, and every name made or excused that the table does not declare; each runner's tests
+// report these, so that a call added to the table is named until each runner makes it or says
+// why not.
+func Coverage(runner string, made []string, excused map[string]string) []string {
+	var problems []string
+	isMade := map[string]bool{}
+	for _, name := range made {
+		isMade[name] = true
+	}
+	for _, c := range callTable {
+		_, isExcused := excused[c.Name]
+		switch {
+		case !isMade[c.Name] && !isExcused:
+			problems = append(problems, fmt.Sprintf("%s: does not make %s and gives no reason", runner, c.Name))
+		case isMade[c.Name] && isExcused:
+			problems = append(problems, fmt.Sprintf("%s: makes %s but gives a reason not to", runner, c.Name))
+		}
+	}
+	for _, name := range append(slices.Sorted(maps.Keys(isMade)), slices.Sorted(maps.Keys(excused))...) {
+		if _, ok := calls[name]; !ok {
+			problems = append(problems, fmt.Sprintf("%s: names %s, which the call table does not declare", runner, name))
+		}
+	}
+	return problems
 }

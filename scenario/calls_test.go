@@ -2,12 +2,15 @@ package scenario_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
 
+	"tasklist/lockstat"
+	"tasklist/plan"
 	"tasklist/scenario"
 	"tasklist/scenario/kernelrun"
 	"tasklist/scenario/modelrun"
@@ -91,4 +94,91 @@ func everyCall() (src string, made []string) {
 		}
 	}
 	return sb.String(), made
+}
+
+// TestCallsTasklistLock holds the call table's Tasklist column to the model: every declared call
+// is made as checkCalls makes them under the linux-2.6.35 plan, which takes the table lock at
+// each site where Linux 2.6.35 took tasklist_lock, and a call that took the lock for reading
+// or for writing must declare a site the plan takes so.
+func TestCallsTasklistLock(t *testing.T) {
+	const preset = "linux-2.6.35"
+	var table *lockstat.Class
+	for _, c := range lockstat.Classes() {
+		if c.Name() == "plan.tasklist_lock" {
+			table = c
+		}
+	}
+	if table == nil {
+		t.Fatal("no lock class plan.tasklist_lock")
+	}
+	defer lockstat.SetStats(lockstat.SetStats(true))
+	src, _ := everyCall()
+	newBackend := func() (scenario.Backend, error) {
+		p := plan.MustParse(preset, false)
+		b, err := modelrun.NewWithPlan(p)
+		return tableLockCheck{b, t, table, p}, err
+	}
+	if err := scenario.ExecSource("calls.scn", []byte(src), newBackend, func(scenario.Outcome) {}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tableLockCheck is the model runner with TestCallsTasklistLock's check around each call.
+type tableLockCheck struct {
+	*modelrun.Backend
+	t     *testing.T
+	table *lockstat.Class
+	plan  *plan.Plan
+}
+
+func (b tableLockCheck) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
+	before := b.table.Stats()
+	r := b.Backend.Do(actor, c)
+	took := b.table.Stats().Delta(before)
+	spec, _ := scenario.LookupCall(c.Name)
+	declared := map[plan.Mode]bool{}
+	for _, site := range spec.Tasklist {
+		declared[b.plan.Mode(site)] = true
+	}
+	if took.Read.Acquisitions > 0 && !declared[plan.Read] || took.Write.Acquisitions > 0 && !declared[plan.Write] {
+		b.t.Errorf("line %d: %s took the table lock %d times for reading and %d for writing under %s, but declares the sites %v",
+			c.Pos.Line, c.Name, took.Read.Acquisitions, took.Write.Acquisitions, b.plan.Name(), spec.Tasklist)
+	}
+	return r
+}
+
+// TestCallsDocumented: the contract, docs/scenario-language.md, shows every declared call.
+func TestCallsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/scenario-language.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range scenario.Calls() {
+		if !strings.Contains(string(doc), "`"+c.Name+"(") {
+			t.Errorf("docs/scenario-language.md does not show %s", c.Name)
+		}
+	}
+}
+
+// TestCoverage: Coverage names the runner and each call it neither makes nor excuses, makes and
+// excuses, or names without the table declaring it, and nothing for a runner that covers the
+// table.
+func TestCoverage(t *testing.T) {
+	var all []string
+	for _, c := range scenario.Calls() {
+		all = append(all, c.Name)
+	}
+	if p := scenario.Coverage("r", all, nil); p != nil {
+		t.Errorf("a runner that makes every call: %q", p)
+	}
+	made := append(slices.Clone(all[1:]), "no_such_call")
+	got := scenario.Coverage("r", made, map[string]string{all[2]: "a reason"})
+	want := []string{
+		"r: does not make " + all[0] + " and gives no reason",
+		"r: makes " + all[2] + " but gives a reason not to",
+		"r: names no_such_call, which the call table does not declare",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Coverage = %q, want %q", got, want)
+	}
 }

@@ -31,10 +31,31 @@
 // makes a Backend, runs and closes it for either.
 //
 // Each call is declared once, in the call table that [Calls] returns ([CallSpec]): its name,
-// the kinds of its arguments, the counts it takes and the kinds of [Result] it returns. The
-// parser checks statements against it, the kernel runner numbers its agent's commands by it,
-// and tests hold both runners to it: a declared call a runner does not make, or makes with
-// other arguments or results, fails a test.
+// the kinds of its arguments, the counts it takes, the kinds of [Result] it returns, and what
+// the runners decide by: whether it is local (sets running no other idle task), may block, is
+// an exec, and where Linux takes tasklist_lock making it. The parser checks statements against
+// it, every runner keys its handlers by it, and tests hold each runner and each column to it.
+//
+// # Adding a call
+//
+// A call is added in these places, and until each is done a test names the place and the call:
+//
+//   - scenario/calls.go: its row in the call table (TestCallsModel, TestCallsKernel hold the
+//     runners to its arguments and results; TestLocalCallsChangeNoOtherIdleTask its Local
+//     column; the model runner fails a call that sleeps without Blocks; TestCallsTasklistLock
+//     its Tasklist sites under the linux-2.6.35 plan);
+//   - package kernel: the Task method, and a plan site where Linux takes tasklist_lock;
+//   - scenario/modelrun/calls.go: its handler (TestHandlersCoverTheCallTable);
+//   - scenario/kernelrun/calls.go: its encoder and decoder (TestAgentCallsCoverTheCallTable);
+//   - scenario/kernelrun/agent/agent.c: its handler and its entry in handlers
+//     (TestAgentServesEveryCall);
+//   - internal/scengen: a move that writes it (g.call), or the reason none does
+//     (TestMovesCoverTheCallTable);
+//   - check/calls_test.go and internal/refmodel/calls_test.go: the checker's kind and the
+//     reference model's method that make it, or the reason none does
+//     (TestKindsFollowTheCallTable, TestModelFollowsTheCallTable);
+//   - docs/scenario-language.md: its row (TestCallsDocumented); docs/linux-semantics.md: its
+//     behaviours; testdata/scenarios: files recorded from the host kernel.
 //
 // Parse refuses everything that can be seen without running (see [Parse]). A few things can only
 // be seen at run time: a name whose fork, clone or semget failed, or whose statement did not

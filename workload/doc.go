@@ -1,4 +1,4 @@
-// Package workload holds the benchmark jobs of shared/spec/workloads.md as
+// Package workload holds the benchmark jobs of docs/workloads.md as
 // Go code over the kernel API: the workloads behind the seed threads'
 // measurements, and a few that complete them.
 //
@@ -15,7 +15,7 @@
 //   - threadspawn, threadspawn-users, threadspawn-threads: will-it-scale
 //     threadspawn1, a thread spawned and joined per iteration, by worker
 //     processes of one user, of a user each, or by the threads of one
-//     process (seed 004; Linux 6.15's free_pid change).
+//     process (seed 004, docs/seeds.md; Linux 6.15's free_pid change).
 //   - pthread-create: libMicro's pthread_create -B 8, a latency in µs per
 //     call (seed 001).
 //   - fork-exit and fork-exec: AIM7's fork_test and exec_test (seed 000).

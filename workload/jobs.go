@@ -12,7 +12,7 @@ import (
 	"tasklist/kernel"
 )
 
-// all lists the workloads; shared/spec/workloads.md defines them.
+// all lists the workloads; docs/workloads.md defines them.
 var all = []*Workload{
 	{Name: "threadspawn", Seed: "004, Linux 6.15 free_pid", Unit: OpsPerSec, PerOp: 1,
 		Summary: "will-it-scale threadspawn1: each worker process, all of one user, spawns a thread that exits at once, and joins it",

@@ -78,7 +78,7 @@ func (f *checkFlags) run(ctx context.Context, _ []string, stdout, stderr io.Writ
 	}
 	p, err := parsePlan(f.plan, f.unsafe)
 	if err != nil {
-		fmt.Fprintf(stderr, "tasklist: check: %v\n", err)
+		fmt.Fprintf(stderr, "tasklist: check: %v\n", planError("check", f.plan, err))
 		return 2
 	}
 	opt := check.Options{Plan: p, Duration: f.duration, Workers: f.workers, Seed: f.seed, Progress: stderr}

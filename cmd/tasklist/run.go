@@ -52,7 +52,7 @@ read or parsed ("FILE:LINE:COL: message", before anything runs) or the run canno
 			}
 			p, err := parsePlan(*planName, *unsafe)
 			if err != nil {
-				return fail(stderr, err)
+				return fail(stderr, planError("run", *planName, err))
 			}
 			newBackend := func() (scenario.Backend, error) { return modelrun.NewWithPlan(p) }
 			if *onKernel {

@@ -1,4 +1,4 @@
-// Package scengen generates random scenario files (shared/spec/scenario-language.md) for
+// Package scengen generates random scenario files (docs/scenario-language.md) for
 // differential testing: `tasklist diff` runs each on the model and on the host kernel, and every
 // line where the two print different results is a difference to explain.
 //
@@ -46,7 +46,7 @@ func Generate(area string, seed uint64) (string, error) {
 	}
 	g := newGen(seed)
 	g.emit("# generated: area %s, seed %d", area, seed)
-	g.emit("init.signal(SIGHUP, SIG_IGN)")
+	g.call(g.init(), "signal", constant("SIGHUP"), constant("SIG_IGN"))
 	if area == "sem" || area == "mixed" {
 		g.newSet()
 	}
@@ -286,10 +286,4 @@ func (g *gen) maybeJoin() {
 		}
 		t.bg, t.poked = "", false
 	}
-}
-
-// background issues a call that may block.
-func (g *gen) background(t *task, kind, call string) {
-	g.emit("%s.%s &", t.name, call)
-	t.bg, t.poked = kind, false
 }

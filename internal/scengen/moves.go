@@ -1,7 +1,6 @@
 package scengen
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 )
@@ -53,23 +52,19 @@ func mvFork(g *gen) {
 		return
 	}
 	name := g.newName("P")
-	var call string
+	call, args, parent := "clone", []arg(nil), p
 	switch {
 	case g.chance(60):
-		call = "fork()"
+		call = "fork"
 	case g.chance(15) && p.name != "init" && mayParent(p.proc.parent):
-		call = "clone(CLONE_PARENT, SIGCHLD)"
+		args, parent = []arg{constant("CLONE_PARENT"), constant("SIGCHLD")}, p.proc.parent
 	case g.chance(15):
-		call = "clone(CLONE_SYSVSEM, SIGCHLD)"
+		args = []arg{constant("CLONE_SYSVSEM"), constant("SIGCHLD")}
 	default:
-		call = fmt.Sprintf("clone(0, %s)", pick(g, exitSignals))
+		args = []arg{num(0), constant(pick(g, exitSignals))}
 	}
-	g.emit("%s = %s.%s", name, p.name, call)
+	g.bind(name, p, call, args...)
 	c := &task{name: name}
-	parent := p
-	if strings.HasPrefix(call, "clone(CLONE_PARENT") {
-		parent = p.proc.parent
-	}
 	parent.proc.forker = parent
 	c.proc = &proc{leader: c, threads: []*task{c}, parent: parent, pgrp: p.proc.pgrp}
 	g.tasks = append(g.tasks, c)
@@ -93,7 +88,7 @@ func mvThread(g *gen) {
 	if g.chance(20) {
 		flags += "|CLONE_SYSVSEM"
 	}
-	g.emit("%s = %s.clone(%s)", name, p.name, flags)
+	g.bind(name, p, "clone", constant(flags))
 	t := &task{name: name, proc: p.proc}
 	p.proc.threads = append(p.proc.threads, t)
 	g.tasks = append(g.tasks, t)
@@ -107,11 +102,11 @@ func mvExit(g *gen) {
 	}
 	code := g.rng.IntN(8)
 	if g.chance(30) {
-		g.emit("%s.exit_group(%d)", t.name, code)
+		g.call(t, "exit_group", num(code))
 		g.killProc(t.proc)
 		return
 	}
-	g.emit("%s.exit(%d)", t.name, code)
+	g.call(t, "exit", num(code))
 	g.markGone(t)
 }
 
@@ -123,39 +118,40 @@ var waitOptions = []string{"0", "0", "0", "WUNTRACED", "WCONTINUED", "WUNTRACED|
 var waitidOptions = []string{"WEXITED", "WEXITED", "WSTOPPED", "WCONTINUED", "WEXITED|WSTOPPED|WCONTINUED",
 	"WEXITED|WNOWAIT", "WEXITED|__WALL", "WSTOPPED|__WALL", "WEXITED|__WCLONE"}
 
-// waitCall returns a wait4 or waitid by a thread of p, blocking or not.
-func (g *gen) waitCall(p *proc, nohang bool) string {
+// waitCall returns a wait4 or waitid by a thread of p, blocking or not, as the call's name and
+// arguments.
+func (g *gen) waitCall(p *proc, nohang bool) (string, []arg) {
 	kids := append(g.childrenOf(p), g.traceesOf(p)...)
 	if g.chance(55) {
-		sel := "-1"
+		sel := constant("-1")
 		switch n := g.rng.IntN(10); {
 		case n < 3 && len(kids) > 0:
-			sel = pick(g, kids).name
+			sel = named(pick(g, kids).name)
 		case n < 5:
-			sel = "0"
+			sel = num(0)
 		case n < 6 && len(kids) > 0:
-			sel = "-" + pick(g, kids).proc.pgrp
+			sel = group(pick(g, kids).proc.pgrp)
 		}
 		opts := pick(g, waitOptions)
 		if nohang {
 			opts = "WNOHANG|" + opts
 		}
-		return fmt.Sprintf("wait4(%s, %s)", sel, strings.TrimSuffix(opts, "|0"))
+		return "wait4", []arg{sel, constant(strings.TrimSuffix(opts, "|0"))}
 	}
-	idtype, id := "P_ALL", "0"
+	idtype, id := "P_ALL", num(0)
 	switch n := g.rng.IntN(10); {
 	case n < 3 && len(kids) > 0:
-		idtype, id = "P_PID", pick(g, kids).name
+		idtype, id = "P_PID", named(pick(g, kids).name)
 	case n < 5:
 		idtype = "P_PGID"
 	case n < 6 && len(kids) > 0:
-		idtype, id = "P_PGID", pick(g, kids).proc.pgrp
+		idtype, id = "P_PGID", named(pick(g, kids).proc.pgrp)
 	}
 	opts := pick(g, waitidOptions)
 	if nohang {
 		opts = "WNOHANG|" + opts
 	}
-	return fmt.Sprintf("waitid(%s, %s, %s)", idtype, id, opts)
+	return "waitid", []arg{constant(idtype), id, constant(opts)}
 }
 
 func mvWaitNohang(g *gen) {
@@ -163,7 +159,8 @@ func mvWaitNohang(g *gen) {
 	if t == nil {
 		return
 	}
-	g.emit("%s.%s", t.name, g.waitCall(t.proc, true))
+	call, args := g.waitCall(t.proc, true)
+	g.call(t, call, args...)
 }
 
 // mvWaitBlock starts a blocking wait, at most one per process so that no two waiters race
@@ -180,7 +177,8 @@ func mvWaitBlock(g *gen) {
 	if t == nil {
 		return
 	}
-	g.background(t, "wait", g.waitCall(t.proc, false))
+	call, args := g.waitCall(t.proc, false)
+	g.background(t, "wait", call, args...)
 }
 
 var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM", "SIGUSR1", "SIGCHLD",
@@ -208,7 +206,7 @@ func mvKill(g *gen) {
 		return
 	case n < 6:
 		if !g.killRaces(from, sig, hitsProc) {
-			g.emit("%s.kill(%s, %s)", from.name, to.name, sig)
+			g.call(from, "kill", named(to.name), constant(sig))
 			g.signalSent(to.proc, sig)
 		}
 	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp) &&
@@ -216,7 +214,7 @@ func mvKill(g *gen) {
 		!slices.ContainsFunc(g.live(), func(o *task) bool {
 			return o.proc.pgrp == to.proc.pgrp && g.racesWithSender(from.proc, o.proc)
 		}):
-		g.emit("%s.kill(-%s, %s)", from.name, to.proc.pgrp, sig)
+		g.call(from, "kill", group(to.proc.pgrp), constant(sig))
 		for _, o := range g.live() {
 			if o.proc.leader == o && o.proc.pgrp == to.proc.pgrp {
 				g.signalSent(o.proc, sig)
@@ -224,7 +222,7 @@ func mvKill(g *gen) {
 		}
 	default:
 		if !g.killRaces(from, sig, hitsProc) {
-			g.emit("%s.tgkill(%s, %s, %s)", from.name, to.proc.leader.name, to.name, sig)
+			g.call(from, "tgkill", named(to.proc.leader.name), named(to.name), constant(sig))
 			g.signalSent(to.proc, sig)
 		}
 	}
@@ -277,11 +275,11 @@ func mvSignal(g *gen) {
 	}
 	sig := pick(g, []string{"SIGCHLD", "SIGUSR1", "SIGTERM", "SIGTSTP", "SIGCONT", "SIGURG"})
 	if g.chance(50) {
-		g.emit("%s.signal(%s, %s)", t.name, sig, pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"}))
+		g.call(t, "signal", constant(sig), constant(pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"})))
 		return
 	}
 	flags := pick(g, []string{"0", "SA_RESTART", "SA_NOCLDSTOP", "SA_NOCLDWAIT", "SA_RESTART|SA_NOCLDSTOP"})
-	g.emit("%s.sigaction(%s, %s, %s)", t.name, sig, pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"}), flags)
+	g.call(t, "sigaction", constant(sig), constant(pick(g, []string{"HANDLER", "SIG_IGN", "SIG_DFL"})), constant(flags))
 }
 
 func mvSetpgid(g *gen) {
@@ -291,31 +289,31 @@ func mvSetpgid(g *gen) {
 	}
 	switch n := g.rng.IntN(3); {
 	case n == 0:
-		g.emit("%s.setpgid(0, 0)", t.name)
+		g.call(t, "setpgid", num(0), num(0))
 		t.proc.pgrp = t.proc.leader.name
 	case n == 1 && t.proc.parent != nil && t.proc.parent.idle():
-		g.emit("%s.setpgid(%s, 0)", t.proc.parent.name, t.proc.leader.name)
+		g.call(t.proc.parent, "setpgid", named(t.proc.leader.name), num(0))
 		t.proc.pgrp = t.proc.leader.name
 	default:
 		other := pick(g, g.live())
 		if other == nil || other.proc.pgrp == "init" {
 			return
 		}
-		g.emit("%s.setpgid(0, %s)", t.name, other.proc.pgrp)
+		g.call(t, "setpgid", num(0), named(other.proc.pgrp))
 		t.proc.pgrp = other.proc.pgrp
 	}
 }
 
 func mvSetsid(g *gen) {
 	if t := g.actor(notInit); t != nil {
-		g.emit("%s.setsid()", t.name)
+		g.call(t, "setsid")
 		t.proc.pgrp = t.proc.leader.name
 	}
 }
 
 func mvSubreaper(g *gen) {
 	if t := g.actor(notInit); t != nil {
-		g.emit("%s.prctl(PR_SET_CHILD_SUBREAPER, %d)", t.name, g.rng.IntN(2))
+		g.call(t, "prctl", constant("PR_SET_CHILD_SUBREAPER"), num(g.rng.IntN(2)))
 	}
 }
 
@@ -323,7 +321,7 @@ func mvSubreaper(g *gen) {
 // parent's death while its own call (a kill of that parent) returns races with the reply.
 func mvPdeath(g *gen) {
 	if t := g.actor(notInit); t != nil {
-		g.emit("%s.prctl(PR_SET_PDEATHSIG, %s)", t.name, pick(g, []string{"SIGCONT", "SIGURG", "SIGCHLD", "0"}))
+		g.call(t, "prctl", constant("PR_SET_PDEATHSIG"), constant(pick(g, []string{"SIGCONT", "SIGURG", "SIGCHLD", "0"})))
 	}
 }
 
@@ -335,17 +333,17 @@ func mvGetters(g *gen) {
 	other := pick(g, g.live())
 	switch n := g.rng.IntN(6); {
 	case n == 0:
-		g.emit("%s.getppid()", t.name)
+		g.call(t, "getppid")
 	case n == 1:
-		g.emit("%s.getpgrp()", t.name)
+		g.call(t, "getpgrp")
 	case n == 2:
-		g.emit("%s.gettid()", t.name)
+		g.call(t, "gettid")
 	case n == 3 && other != nil:
-		g.emit("%s.getpgid(%s)", t.name, other.name)
+		g.call(t, "getpgid", named(other.name))
 	case n == 4 && other != nil:
-		g.emit("%s.getsid(%s)", t.name, other.name)
+		g.call(t, "getsid", named(other.name))
 	default:
-		g.emit("%s.getpid()", t.name)
+		g.call(t, "getpid")
 	}
 }
 
@@ -358,13 +356,13 @@ func mvSetuid(g *gen) {
 	}
 	switch g.rng.IntN(4) {
 	case 0:
-		g.emit("%s.setuid(%s)", t.name, pick(g, ids[:4]))
+		g.call(t, "setuid", constant(pick(g, ids[:4])))
 	case 1:
-		g.emit("%s.setresuid(%s, %s, %s)", t.name, pick(g, ids), pick(g, ids), pick(g, ids))
+		g.call(t, "setresuid", constant(pick(g, ids)), constant(pick(g, ids)), constant(pick(g, ids)))
 	case 2:
-		g.emit("%s.setgid(%s)", t.name, pick(g, ids[:4]))
+		g.call(t, "setgid", constant(pick(g, ids[:4])))
 	default:
-		g.emit("%s.setresgid(%s, %s, %s)", t.name, pick(g, ids), pick(g, ids), pick(g, ids))
+		g.call(t, "setresgid", constant(pick(g, ids)), constant(pick(g, ids)), constant(pick(g, ids)))
 	}
 }
 
@@ -372,7 +370,7 @@ func mvSetuid(g *gen) {
 // CAP_SYS_RESOURCE, and its hard limit is its own.
 func mvRlimit(g *gen) {
 	if t := g.actor(notInit); t != nil {
-		g.emit("%s.setrlimit(RLIMIT_NPROC, %d)", t.name, g.rng.IntN(5))
+		g.call(t, "setrlimit", constant("RLIMIT_NPROC"), num(g.rng.IntN(5)))
 	}
 }
 
@@ -381,22 +379,22 @@ func mvPrio(g *gen) {
 	if t == nil {
 		return
 	}
-	which, who := "PRIO_PROCESS", "0"
+	which, who := "PRIO_PROCESS", num(0)
 	switch g.rng.IntN(3) {
 	case 0:
 		if o := pick(g, g.live()); o != nil {
-			who = o.name
+			who = named(o.name)
 		}
 	case 1:
 		which = "PRIO_PGRP"
 	default:
-		which, who = "PRIO_USER", pick(g, ids[:4])
+		which, who = "PRIO_USER", constant(pick(g, ids[:4]))
 	}
 	if g.chance(50) {
-		g.emit("%s.getpriority(%s, %s)", t.name, which, who)
+		g.call(t, "getpriority", constant(which), who)
 		return
 	}
-	g.emit("%s.setpriority(%s, %s, %d)", t.name, which, who, g.rng.IntN(30)-10)
+	g.call(t, "setpriority", constant(which), who, num(g.rng.IntN(30)-10))
 }
 
 // racesWithSender reports whether a fatal signal to process to could kill process from, the

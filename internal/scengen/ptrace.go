@@ -20,11 +20,11 @@ func mvAttach(g *gen) {
 		return
 	}
 	if g.chance(25) {
-		g.emit("%s.ptrace(PTRACE_ATTACH, %s)", tracer.name, target.name)
+		g.call(tracer, "ptrace", constant("PTRACE_ATTACH"), named(target.name))
 		target.held = true
 	} else {
 		opts := pick(g, seizeOptions)
-		g.emit("%s.ptrace(PTRACE_SEIZE, %s, 0, %s)", tracer.name, target.name, opts)
+		g.call(tracer, "ptrace", constant("PTRACE_SEIZE"), named(target.name), num(0), constant(opts))
 		target.traceNew = opts == "PTRACE_O_TRACECLONE|PTRACE_O_TRACEFORK"
 		target.traceExec = opts == "PTRACE_O_TRACEEXEC" || opts == "PTRACE_O_TRACEEXEC|PTRACE_O_TRACEEXIT"
 		target.exitKill = opts == "PTRACE_O_EXITKILL"
@@ -69,24 +69,24 @@ func mvPtraceRequest(g *gen) {
 		if g.chance(15) {
 			sig = "SIGUSR1"
 		}
-		g.emit("%s.ptrace(PTRACE_CONT, %s, 0, %s)", tr.name, t.name, sig)
+		g.call(tr, "ptrace", constant("PTRACE_CONT"), named(t.name), num(0), constant(sig))
 		t.held = t.proc.stopped
 	case n < 7:
-		g.emit("%s.ptrace(PTRACE_INTERRUPT, %s)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_INTERRUPT"), named(t.name))
 		t.held, t.poked = true, t.bg != ""
 	case n < 8:
-		g.emit("%s.ptrace(PTRACE_LISTEN, %s)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_LISTEN"), named(t.name))
 	case n < 10 && t.held:
 		// Only a tracee in a stop can be detached: the picture must not
 		// count as untraced one whose DETACH failed.
-		g.emit("%s.ptrace(PTRACE_DETACH, %s, 0, 0)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_DETACH"), named(t.name), num(0), num(0))
 		t.tracer, t.held = nil, t.proc.stopped
 		g.pokeWaiters(t.proc)
 	case n < 10:
-		g.emit("%s.ptrace(PTRACE_INTERRUPT, %s)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_INTERRUPT"), named(t.name))
 		t.held, t.poked = true, t.bg != ""
 	default:
-		g.emit("%s.ptrace(PTRACE_KILL, %s)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_KILL"), named(t.name))
 		g.killProc(t.proc)
 	}
 }
@@ -100,11 +100,11 @@ func mvTracerWait(g *gen) {
 	}
 	switch g.rng.IntN(3) {
 	case 0:
-		g.emit("%s.wait4(-1, WNOHANG|__WALL)", tr.name)
+		g.call(tr, "wait4", constant("-1"), constant("WNOHANG|__WALL"))
 	case 1:
-		g.emit("%s.wait4(%s, WNOHANG|__WALL)", tr.name, t.name)
+		g.call(tr, "wait4", named(t.name), constant("WNOHANG|__WALL"))
 	default:
-		g.emit("%s.waitid(P_ALL, 0, WNOHANG|WEXITED|WSTOPPED|__WALL)", tr.name)
+		g.call(tr, "waitid", constant("P_ALL"), num(0), constant("WNOHANG|WEXITED|WSTOPPED|__WALL"))
 	}
 	for _, o := range t.proc.threads {
 		if o.bg == "exec" {
@@ -117,7 +117,7 @@ func mvTracerWait(g *gen) {
 // continues its process.
 func mvResume(g *gen) {
 	if tr, t := g.tracedPair(); t != nil && t.held {
-		g.emit("%s.ptrace(PTRACE_CONT, %s, 0, 0)", tr.name, t.name)
+		g.call(tr, "ptrace", constant("PTRACE_CONT"), named(t.name), num(0), num(0))
 		t.held = t.proc.stopped
 		return
 	}
@@ -126,7 +126,7 @@ func mvResume(g *gen) {
 	}
 	for _, t := range g.live() {
 		if t.proc.stopped && t.proc.leader == t {
-			g.emit("init.kill(%s, SIGCONT)", t.name)
+			g.call(g.init(), "kill", named(t.name), constant("SIGCONT"))
 			g.signalSent(t.proc, "SIGCONT")
 			return
 		}
@@ -144,9 +144,9 @@ func mvExec(g *gen) {
 		return o != t && !o.gone && o.tracer != nil
 	})
 	if waits {
-		g.background(t, "exec", "execve()")
+		g.background(t, "exec", "execve")
 	} else {
-		g.emit("%s.execve()", t.name)
+		g.call(t, "execve")
 	}
 	for _, o := range t.proc.threads {
 		if o != t {

@@ -1,9 +1,6 @@
 package scengen
 
-import (
-	"fmt"
-	"strings"
-)
+import "strings"
 
 // Semaphore moves. A foreground operation never sleeps for good: each of its operations
 // carries IPC_NOWAIT, or it is a semtimedop with a timeout of a few milliseconds, which nothing
@@ -21,15 +18,16 @@ func (g *gen) newSet() {
 	}
 	n := 1 + g.rng.IntN(3)
 	name := g.newName("S")
-	g.emit("%s = init.semget(IPC_PRIVATE, %d, %s)", name, n, pick(g, []string{"0600", "0666"}))
+	g.bind(name, g.init(), "semget", constant("IPC_PRIVATE"), num(n), constant(pick(g, []string{"0600", "0666"})))
 	g.sets = append(g.sets, semSet{name, n})
 }
 
 func mvNewSet(g *gen) { g.newSet() }
 
-// sembufs returns one or two operations on set s; nowait puts IPC_NOWAIT on each.
-func (g *gen) sembufs(s semSet, nowait bool) string {
-	var ops []string
+// semop returns the arguments of a semop on set s, after those before is given: one or two
+// operations, each with IPC_NOWAIT if nowait.
+func (g *gen) semop(s semSet, nowait bool, before ...arg) []arg {
+	ops := append([]arg{set(s)}, before...)
 	for range 1 + g.rng.IntN(2) {
 		var flags []string
 		if nowait {
@@ -42,9 +40,9 @@ func (g *gen) sembufs(s semSet, nowait bool) string {
 		if f == "" {
 			f = "0"
 		}
-		ops = append(ops, fmt.Sprintf("{%d, %d, %s}", g.rng.IntN(s.nsems), g.rng.IntN(5)-2, f))
+		ops = append(ops, sembuf(g.rng.IntN(s.nsems), g.rng.IntN(5)-2, f))
 	}
-	return strings.Join(ops, ", ")
+	return ops
 }
 
 // semChanged records that a set's values may have changed: its sleepers may be done.
@@ -62,7 +60,7 @@ func mvSemopNowait(g *gen) {
 		return
 	}
 	s := pick(g, g.sets)
-	g.emit("%s.semop(%s, %s)", t.name, s.name, g.sembufs(s, true))
+	g.call(t, "semop", g.semop(s, true)...)
 	g.semChanged()
 }
 
@@ -72,7 +70,7 @@ func mvSemTimed(g *gen) {
 		return
 	}
 	s := pick(g, g.sets)
-	g.emit("%s.semtimedop(%s, %d, %s)", t.name, s.name, 1+g.rng.IntN(5), g.sembufs(s, false))
+	g.call(t, "semtimedop", g.semop(s, false, num(1+g.rng.IntN(5)))...)
 	g.semChanged()
 }
 
@@ -84,7 +82,7 @@ func mvSemopBlock(g *gen) {
 	}
 	s := pick(g, g.sets)
 	g.semChanged() // it may complete others' operations, not be completed by itself
-	g.background(t, "sem", fmt.Sprintf("semop(%s, %s)", s.name, g.sembufs(s, false)))
+	g.background(t, "sem", "semop", g.semop(s, false)...)
 }
 
 func mvSemctl(g *gen) {
@@ -93,23 +91,23 @@ func mvSemctl(g *gen) {
 		return
 	}
 	s := pick(g, g.sets)
-	num := g.rng.IntN(s.nsems)
+	semnum := g.rng.IntN(s.nsems)
 	switch n := g.rng.IntN(40); {
 	case n < 16:
-		g.emit("%s.semctl(%s, %d, %s)", t.name, s.name, num,
-			pick(g, []string{"GETVAL", "GETNCNT", "GETZCNT", "GETPID", "GETALL"}))
+		g.call(t, "semctl", set(s), num(semnum),
+			constant(pick(g, []string{"GETVAL", "GETNCNT", "GETZCNT", "GETPID", "GETALL"})))
 	case n < 28:
-		g.emit("%s.semctl(%s, %d, SETVAL, %d)", t.name, s.name, num, g.rng.IntN(4))
+		g.call(t, "semctl", set(s), num(semnum), constant("SETVAL"), num(g.rng.IntN(4)))
 		g.semChanged()
 	case n < 39:
-		vals := make([]string, s.nsems)
+		vals := make([]int, s.nsems)
 		for i := range vals {
-			vals[i] = fmt.Sprint(g.rng.IntN(4))
+			vals[i] = g.rng.IntN(4)
 		}
-		g.emit("%s.semctl(%s, 0, SETALL, [%s])", t.name, s.name, strings.Join(vals, " "))
+		g.call(t, "semctl", set(s), num(0), constant("SETALL"), values(vals))
 		g.semChanged()
 	default:
-		g.emit("%s.semctl(%s, 0, IPC_RMID)", t.name, s.name)
+		g.call(t, "semctl", set(s), num(0), constant("IPC_RMID"))
 		g.semChanged()
 	}
 }

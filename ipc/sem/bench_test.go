@@ -46,7 +46,7 @@ func runWorkers(b *testing.B, workers, total int, work func(w, n int)) {
 	b.StopTimer()
 }
 
-// BenchmarkSemopMulti is Rik van Riel's semop-multi (seed 003): workers
+// BenchmarkSemopMulti is Rik van Riel's semop-multi (seed 003, docs/seeds.md): workers
 // share one set of as many semaphores, all starting at 200; worker w's
 // i-th loop does semop {k,+1} then semop {k,-1} with k = (w+i) mod N. One
 // b.N iteration is one semop call (two per loop).

@@ -244,7 +244,7 @@ func (ns *Namespace) semctlDown(c Caller, id, cmd int, in IPCPerm) (int, error) 
 	}
 	// Namespace.mu keeps the set and its permissions as they are, so the
 	// ownership check gives the same answer before the set lock or under
-	// it (ipcctl_pre_down before seed 003, PermUnderLock).
+	// it (ipcctl_pre_down before seed 003 (docs/seeds.md), PermUnderLock).
 	p := s.perm.Load()
 	if !s.lk.PermUnderLock && !p.mayControl(&c.Creds) {
 		return -1, unix.EPERM

@@ -23,7 +23,7 @@
 //     by id&0x7fff holds the sets; the full id (sequence number included) is
 //     compared, so a stale id fails with EINVAL. A set removed after the
 //     lookup is seen as removed under its lock (EIDRM), as with Linux's
-//     ipc_obtain_object_check followed by ipc_valid_object (seed 003).
+//     ipc_obtain_object_check followed by ipc_valid_object (seed 003, docs/seeds.md).
 //   - Permission is checked before any set lock, on an immutable snapshot
 //     of the set's ownership and mode that IPC_SET replaces. Under the lock
 //     the snapshot pointer is compared again and the check redone if IPC_SET
@@ -88,7 +88,8 @@
 //     thundering herd, at an upper bound (gVisor wakes only the sleepers of
 //     semaphores whose value looks sufficient), without its reordering. A
 //     task stays asleep for [Sleeper] throughout.
-//   - NoRevalidate (unsafe; seed 003's race, closed in Linux by
+//   - NoRevalidate (unsafe, in a build with the tasklist_unsafe tag
+//     only; seed 003's race, closed in Linux by
 //     ipc_valid_object): a call that checked the set before locking it does
 //     not check again under the lock, so one whose set IPC_RMID removed in
 //     between acts on the removed set and may succeed where Linux fails it

@@ -2,7 +2,6 @@ package sem
 
 import (
 	"errors"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -114,7 +113,7 @@ func TestWakeAllLooksAgain(t *testing.T) {
 // TestPermUnderLockWaitsForTheLock checks where the permission check runs:
 // a caller without permission is refused at once while another holds the
 // set lock, unless the check runs under that lock (PermUnderLock, before
-// seed 003), where the refusal waits for it.
+// seed 003, docs/seeds.md), where the refusal waits for it.
 func TestPermUnderLockWaitsForTheLock(t *testing.T) {
 	for _, m := range lockings {
 		t.Run(m.name, func(t *testing.T) {
@@ -203,25 +202,11 @@ func removalRace(t *testing.T, ns *Namespace) bool {
 	return false
 }
 
-// unsafeLockings are the designs of the plans with the unsafe toggle
-// sem-perm-no-revalidate: scalable's and linux-2.6.35's (gvisor's differs
-// from the latter only by WakeAll).
-var unsafeLockings = []design{
-	{"fine+norevalidate", plan.SemLocking{NoRevalidate: true}},
-	{"setlock+norevalidate", plan.SemLocking{SetLockOnly: true, NoRevalidate: true}},
-}
-
 // TestRemovalRace runs removalRace under every safe design, where the
-// semop must never act on the removed set, and under NoRevalidate, where
-// it must be seen to within a bounded number of tries: the window between
-// the lockless lookup and the lock is real, and no sleep widens it. The
-// hit rate is logged. The window is crossed by an IPC_RMID running in
-// parallel, so the unsafe half needs two Ps.
+// semop must never act on the removed set (unsafetoggles_test.go runs it
+// under NoRevalidate, where it must).
 func TestRemovalRace(t *testing.T) {
-	const (
-		safeTries = 300
-		maxTries  = 20000
-	)
+	const safeTries = 300
 	for _, m := range lockings {
 		t.Run(m.name, func(t *testing.T) {
 			ns := newNS(m.lk)
@@ -231,33 +216,5 @@ func TestRemovalRace(t *testing.T) {
 				}
 			}
 		})
-	}
-	for _, m := range unsafeLockings {
-		t.Run(m.name, func(t *testing.T) {
-			if runtime.GOMAXPROCS(0) < 2 {
-				t.Skip("one P runs the semop and IPC_RMID one after the other")
-			}
-			ns := newNS(m.lk)
-			hits, tries := 0, 0
-			for tries < maxTries && hits < 3 {
-				tries++
-				if removalRace(t, ns) {
-					hits++
-				}
-			}
-			t.Logf("%d of %d tries acted on the removed set", hits, tries)
-			if hits == 0 {
-				t.Errorf("no semop acted on a removed set in %d tries", tries)
-			}
-		})
-	}
-}
-
-// TestStressNoRevalidate runs the stress test under NoRevalidate: the
-// unsafe toggle may give wrong answers, but never a crash, a hang, a
-// stranded sleeper or a leaked undo entry.
-func TestStressNoRevalidate(t *testing.T) {
-	for _, m := range unsafeLockings {
-		t.Run(m.name, func(t *testing.T) { testStress(t, m.lk) })
 	}
 }

@@ -61,13 +61,17 @@ func NewNamespace(l Limits) *Namespace { return NewNamespaceLocking(l, plan.SemL
 // same results. It panics, besides, if lk has WakeAll without
 // SetLockOnly (waking every sleeper needs the lock over all the set's
 // queues) or NoRevalidate with PermUnderLock (a check made under the lock
-// has nothing to revalidate).
+// has nothing to revalidate), or NoRevalidate in a build without the
+// tasklist_unsafe tag (plan.UnsafeBuilt), which leaves its code out.
 func NewNamespaceLocking(l Limits, lk plan.SemLocking) *Namespace {
 	if err := l.Validate(); err != nil {
 		panic(err)
 	}
 	if lk.WakeAll && !lk.SetLockOnly || lk.NoRevalidate && lk.PermUnderLock {
 		panic(fmt.Sprintf("sem: invalid locking %+v", lk))
+	}
+	if lk.NoRevalidate && !plan.UnsafeBuilt {
+		panic(fmt.Sprintf("sem: locking %+v: %v", lk, plan.ErrUnsafeNotBuilt))
 	}
 	startClock.Do(tick)
 	ns := &Namespace{limits: l, locking: lk, keys: make(map[int32]*Set), lastIdx: -1}

@@ -97,7 +97,7 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 		return err
 	}
 	// The size never changes, so checking it before the lock gives the
-	// answer Linux gave under it before seed 003.
+	// answer Linux gave under it before seed 003 (docs/seeds.md).
 	if maxNum >= s.nsems {
 		return unix.EFBIG
 	}
@@ -138,7 +138,7 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 		s.unlock(locknum)
 		return errno
 	}
-	if s.lk.NoRevalidate && s.deleted.Load() {
+	if s.skipsRevalidation() && s.deleted.Load() {
 		// The call is on a set removed since its lookup. Nothing would
 		// ever wake it there, so it fails as IPC_RMID would have failed
 		// it: the toggle's race gives wrong answers, never a hang.

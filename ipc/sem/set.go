@@ -233,7 +233,7 @@ func (s *Set) access(c *Creds, want int) (read *perm, ok bool) {
 // (ipc_valid_object; EIDRM), then that c has the permission want (EACCES).
 // Under PermUnderLock, where access checked nothing, this is the
 // permission check (ipc_lock_check, then ipcperms under the lock, before
-// seed 003); otherwise it is redone only if IPC_SET replaced the
+// seed 003, docs/seeds.md); otherwise it is redone only if IPC_SET replaced the
 // permissions access read. Under NoRevalidate nothing is checked again:
 // the call acts on whatever set it looked up. It returns 0 if the call may
 // go on.
@@ -252,7 +252,7 @@ func (s *Set) checkLocked(read *perm, c *Creds, want int) unix.Errno {
 // Preconditions: the set is locked for the call.
 func (s *Set) recheckLocked(c *Creds, want int) unix.Errno {
 	switch {
-	case s.lk.NoRevalidate:
+	case s.skipsRevalidation():
 		return 0
 	case s.deleted.Load():
 		return unix.EIDRM

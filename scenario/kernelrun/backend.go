@@ -408,13 +408,12 @@ func (t *task) tryReply() (m message, ok, done bool) {
 }
 
 // stallFor is how long call c may stay blocked in a quiescent system before the runner stops
-// waiting for it: StallTimeout, plus a semtimedop's deadline if it has one (a timeout too
-// large for Linux's clock is none: scenario.SemTimeout). The sum saturates.
+// waiting for it: StallTimeout, plus the call's deadline if its timeout argument gives it one
+// (scenario.CallSpec.Timeout; a timeout too large for Linux's clock is none). The sum
+// saturates.
 func stallFor(c scenario.Call) time.Duration {
-	if c.Name != "semtimedop" || len(c.Args) < 2 {
-		return StallTimeout
-	}
-	d, timed := scenario.SemTimeout(c.Args[1].Int)
+	spec, _ := scenario.LookupCall(c.Name)
+	d, timed := spec.Timeout(c.Args)
 	if !timed {
 		return StallTimeout
 	}

@@ -11,94 +11,158 @@ import (
 	"tasklist/scenario"
 )
 
-// encode turns a call into the agent's command words. Task arguments become pids as the actor
-// sees them, set arguments the sets' ids.
-func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, error) {
-	op, ok := ops[c.Name]
-	if !ok {
-		return nil, fmt.Errorf("unknown call %s", c.Name)
-	}
-	arg := func(i int) int64 {
-		if i >= len(c.Args) {
-			return 0
-		}
-		switch v := c.Args[i]; v.Kind {
-		case scenario.ValueSet:
-			return int64(b.sets[v.Set])
-		case scenario.ValueTask:
-			return int64(v.Pid(b, actor))
-		default:
-			return v.Int
-		}
-	}
-	has := func(i int) int64 {
-		if i < len(c.Args) {
-			return 1
-		}
+// agentCall is how the runner makes one call of the language on the agent: encode gives the
+// words of its command after the opcode, decode reads the agent's reply to it once the reply
+// is known to be a success (a non-negative return value).
+type agentCall struct {
+	encode func(a callArgs) []int64
+	decode func(b *Backend, t *task, c scenario.Call, m message) (scenario.Result, error)
+}
+
+// agentCalls is every call of the language as the agent makes it, keyed by the call table
+// (scenario.Calls); TestAgentCallsCoverTheCallTable holds the two to each other, and
+// TestAgentServesEveryCall the agent's own command list (agent.c) to both.
+var agentCalls = map[string]agentCall{
+	"clone":       {encodeClone, decodeCreated},
+	"execve":      {plainArgs, decodeExecve},
+	"exit":        {plainArgs, decodeDone},
+	"exit_group":  {plainArgs, decodeDone},
+	"fork":        {plainArgs, decodeCreated},
+	"getpgid":     {plainArgs, decodePid},
+	"getpgrp":     {plainArgs, decodePid},
+	"getpid":      {plainArgs, decodePid},
+	"getppid":     {plainArgs, decodePid},
+	"getpriority": {plainArgs, decodeNice},
+	"getsid":      {plainArgs, decodePid},
+	"gettid":      {plainArgs, decodePid},
+	"kill":        {plainArgs, decodeInt},
+	"prctl":       {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1)} }, decodeInt},
+	"ptrace": {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), a.word(2), a.word(3)} },
+		decodeInt},
+	"semctl":      {encodeSemctl, decodeSemctl},
+	"semget":      {plainArgs, decodeSemget},
+	"semop":       {encodeSemop, decodeInt},
+	"semtimedop":  {encodeSemop, decodeInt},
+	"setgid":      {plainArgs, decodeInt},
+	"setpgid":     {plainArgs, decodeInt},
+	"setpriority": {plainArgs, decodeInt},
+	"setresgid":   {plainArgs, decodeInt},
+	"setresuid":   {plainArgs, decodeInt},
+	"setrlimit": {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), a.word(2), a.given(2)} },
+		decodeInt},
+	"setsid":    {plainArgs, decodePid},
+	"setuid":    {plainArgs, decodeInt},
+	"sigaction": {plainArgs, decodeInt},
+	"signal":    {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), 0} }, decodeInt},
+	"tgkill":    {plainArgs, decodeInt},
+	"unshare":   {plainArgs, decodeInt},
+	"wait4":     {plainArgs, decodeWait4},
+	"waitid":    {plainArgs, decodeWaitid},
+}
+
+// callArgs are a call's arguments as the agent gets them.
+type callArgs struct {
+	b     *Backend
+	actor scenario.TaskRef
+	c     scenario.Call
+}
+
+// word is argument i as a word: a task is its pid as the actor sees it, a set its id, and an
+// argument the call was not given 0.
+func (a callArgs) word(i int) int64 {
+	if i >= len(a.c.Args) {
 		return 0
 	}
-	w := []int64{int64(op)}
-	switch c.Name {
-	case "clone":
-		// Legacy clone(2) takes the exit signal in the flags' low byte and only 32 bits of
-		// flags; clone3 is used only for what clone(2) cannot say.
-		flags, sig := uint64(arg(0)), int64(arg(0)&0xff)
-		if has(1) == 1 {
-			sig = arg(1)
-		}
-		legacy := flags>>32 == 0 && (has(1) == 0 || flags&0xff == 0 && sig >= 0 && sig <= 0xff)
-		if legacy {
-			w = append(w, int64(flags&^0xff), sig, 1)
-		} else {
-			w = append(w, int64(flags&^0xff|flags&0xff*uint64(has(1))), sig, 0)
-		}
-	case "signal":
-		w = append(w, arg(0), arg(1), 0)
-	case "setrlimit":
-		w = append(w, arg(0), arg(1), arg(2), has(2))
-	case "prctl":
-		w = append(w, arg(0), arg(1))
-	case "ptrace":
-		w = append(w, arg(0), arg(1), arg(2), arg(3))
-	case "semop", "semtimedop":
-		timeout, hasTimeout, ops := int64(0), int64(0), c.Args[len(c.Args)-1].Sembufs
-		if c.Name == "semtimedop" {
-			timeout, hasTimeout = arg(1), 1
-		}
-		// More sembufs than a command carries are more than SEMOPM: Linux refuses them
-		// (E2BIG) by their count, which is all the agent passes then.
-		carried := ops
-		if len(ops) > semopCarry {
-			carried = nil
-		}
-		w = append(w, arg(0), timeout, hasTimeout, int64(len(ops)), int64(len(carried)))
-		for _, s := range carried {
-			w = append(w, s.Num, s.Op, s.Flags)
-		}
-	case "semctl":
-		w = append(w, arg(0), arg(1), arg(2))
-		switch {
-		case len(c.Args) < 4:
-			w = append(w, 0)
-		case c.Args[3].Kind == scenario.ValueList:
-			// Linux reads as many values as the set has, at most SEMMSL: the rest of a
-			// longer list is never read and need not be carried.
-			list := c.Args[3].List
-			list = list[:min(len(list), valuesCarry)]
-			w = append(w, 2, int64(len(list)))
-			w = append(w, packValues(list)...)
-		default:
-			w = append(w, 1, arg(3))
-		}
+	switch v := a.c.Args[i]; v.Kind {
+	case scenario.ValueSet:
+		return int64(a.b.sets[v.Set])
+	case scenario.ValueTask:
+		return int64(v.Pid(a.b, a.actor))
 	default:
-		for i := range c.Args {
-			w = append(w, arg(i))
-		}
+		return v.Int
 	}
+}
+
+// given is 1 if the call was given argument i, else 0.
+func (a callArgs) given(i int) int64 {
+	if i < len(a.c.Args) {
+		return 1
+	}
+	return 0
+}
+
+// plainArgs is every argument as a word, in order.
+func plainArgs(a callArgs) []int64 {
+	w := make([]int64, len(a.c.Args))
+	for i := range w {
+		w[i] = a.word(i)
+	}
+	return w
+}
+
+// encode turns a call into the agent's command words.
+func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, error) {
+	op, ok := ops[c.Name]
+	call, known := agentCalls[c.Name]
+	if !ok || !known {
+		return nil, fmt.Errorf("unknown call %s", c.Name)
+	}
+	w := append([]int64{int64(op)}, call.encode(callArgs{b, actor, c})...)
 	if len(w) > maxWords {
 		return nil, fmt.Errorf("%s: %d words of arguments do not fit in the runner's message (%d at most)", c.Name, len(w), maxWords)
 	}
 	return w, nil
+}
+
+// encodeClone uses legacy clone(2), which takes the exit signal in the flags' low byte and only
+// 32 bits of flags, and clone3 only for what clone(2) cannot say.
+func encodeClone(a callArgs) []int64 {
+	flags, sig := uint64(a.word(0)), a.word(0)&0xff
+	if a.given(1) == 1 {
+		sig = a.word(1)
+	}
+	legacy := flags>>32 == 0 && (a.given(1) == 0 || flags&0xff == 0 && sig >= 0 && sig <= 0xff)
+	if legacy {
+		return []int64{int64(flags &^ 0xff), sig, 1}
+	}
+	return []int64{int64(flags&^0xff | flags&0xff*uint64(a.given(1))), sig, 0}
+}
+
+// encodeSemop gives the set, the timeout of a semtimedop and the sembufs. More sembufs than a
+// command carries are more than SEMOPM: Linux refuses them (E2BIG) by their count, which is
+// all the agent passes then.
+func encodeSemop(a callArgs) []int64 {
+	timeout, hasTimeout, ops := int64(0), int64(0), a.c.Args[len(a.c.Args)-1].Sembufs
+	if spec, _ := scenario.LookupCall(a.c.Name); spec.Args[len(spec.Args)-1] == scenario.ArgTimeout {
+		timeout, hasTimeout = a.word(1), 1
+	}
+	carried := ops
+	if len(ops) > semopCarry {
+		carried = nil
+	}
+	w := []int64{a.word(0), timeout, hasTimeout, int64(len(ops)), int64(len(carried))}
+	for _, s := range carried {
+		w = append(w, s.Num, s.Op, s.Flags)
+	}
+	return w
+}
+
+// encodeSemctl gives the set, the number, the command, and the fourth argument's kind (0 none,
+// 1 an integer, 2 a list) and value.
+func encodeSemctl(a callArgs) []int64 {
+	w := []int64{a.word(0), a.word(1), a.word(2)}
+	switch {
+	case len(a.c.Args) < 4:
+		return append(w, 0)
+	case a.c.Args[3].Kind == scenario.ValueList:
+		// Linux reads as many values as the set has, at most SEMMSL: the rest of a longer
+		// list is never read and need not be carried.
+		list := a.c.Args[3].List
+		list = list[:min(len(list), valuesCarry)]
+		w = append(w, 2, int64(len(list)))
+		return append(w, packValues(list)...)
+	}
+	return append(w, 1, a.word(3))
 }
 
 // packValues packs 16-bit semaphore values (the unsigned shorts of SETALL's array, to which
@@ -126,55 +190,77 @@ func (b *Backend) decode(t *task, c scenario.Call, m message) (scenario.Result, 
 	if m.tooBig {
 		return scenario.Result{}, fmt.Errorf("%s: the result does not fit in the agent's reply", c.Name)
 	}
-	if (c.Name == "fork" || c.Name == "clone") && m.words[0] >= 0 {
-		return b.created(t, int(m.words[0]), m)
+	if ret := m.words[0]; ret < 0 {
+		closeFds(m)
+		return errnoResult(syscall.Errno(-ret)), nil
 	}
-	return b.decodeReply(t, c, m), nil
+	return agentCalls[c.Name].decode(b, t, c, m)
 }
 
-func (b *Backend) decodeReply(t *task, c scenario.Call, m message) scenario.Result {
-	ret := m.words[0]
-	if ret < 0 {
-		closeFds(m)
-		return errnoResult(syscall.Errno(-ret))
+func decodeInt(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultInt, Int: m.words[0]}, nil
+}
+
+func decodePid(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultPid, Pid: int(m.words[0])}, nil
+}
+
+// decodeDone is the reply of a call that ends its task, which it sends only if the call
+// returned after all.
+func decodeDone(*Backend, *task, scenario.Call, message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultDone}, nil
+}
+
+func decodeCreated(b *Backend, t *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return b.created(t, int(m.words[0]), m)
+}
+
+// decodeExecve follows a non-leader that took its leader's tid: the reply carries the tid
+// the caller has now.
+func decodeExecve(b *Backend, t *task, c scenario.Call, m message) (scenario.Result, error) {
+	if len(m.words) > 1 {
+		b.execed(t, int(m.words[1]))
 	}
-	switch c.Name {
-	case "exit", "exit_group":
-		return scenario.Result{Kind: scenario.ResultDone}
-	case "execve":
-		if len(m.words) > 1 {
-			b.execed(t, int(m.words[1]))
-		}
-	case "wait4":
-		if ret == 0 {
-			break
-		}
-		return waitStatus(int(ret), int(m.words[1]))
-	case "waitid":
-		return waitInfo(m.words[1:])
-	case "getpriority":
-		return scenario.Result{Kind: scenario.ResultInt, Int: 20 - ret}
-	case "semget":
-		for ref, id := range b.sets {
-			if id == int(ret) {
-				return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(ref), SetID: id}
-			}
-		}
-		b.sets = append(b.sets, int(ret))
-		return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(len(b.sets) - 1), SetID: int(ret)}
-	case "semctl":
-		switch c.Args[2].Int {
-		case abi.GETALL:
-			return scenario.Result{Kind: scenario.ResultList, List: unpackValues(m.words[2:], int(m.words[1]))}
-		case abi.GETPID:
-			return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)}
-		}
-		return scenario.Result{Kind: scenario.ResultInt, Int: ret}
+	return decodeInt(b, t, c, m)
+}
+
+// decodeNice turns getpriority's 40..1 back into the nice value, as the C library does.
+func decodeNice(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultInt, Int: 20 - m.words[0]}, nil
+}
+
+func decodeWait4(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	if m.words[0] == 0 {
+		return scenario.Result{Kind: scenario.ResultInt}, nil
 	}
-	if spec, _ := scenario.LookupCall(c.Name); spec.Results[0] == scenario.ResultPid {
-		return scenario.Result{Kind: scenario.ResultPid, Pid: int(ret)} // getpid, setsid, ...
+	return waitStatus(int(m.words[0]), int(m.words[1])), nil
+}
+
+func decodeWaitid(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return waitInfo(m.words[1:]), nil
+}
+
+// decodeSemget names the set the id stands for, binding a new name for an id not seen before.
+func decodeSemget(b *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	id := int(m.words[0])
+	for ref, known := range b.sets {
+		if known == id {
+			return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(ref), SetID: id}, nil
+		}
 	}
-	return scenario.Result{Kind: scenario.ResultInt, Int: ret}
+	b.sets = append(b.sets, id)
+	return scenario.Result{Kind: scenario.ResultNewSet, NewSet: scenario.SetRef(len(b.sets) - 1), SetID: id}, nil
+}
+
+// decodeSemctl reads GETALL's values, which follow the return value, and GETPID's pid.
+func decodeSemctl(_ *Backend, _ *task, c scenario.Call, m message) (scenario.Result, error) {
+	switch c.Args[2].Int {
+	case abi.GETALL:
+		return scenario.Result{Kind: scenario.ResultList, List: unpackValues(m.words[2:], int(m.words[1]))}, nil
+	case abi.GETPID:
+		return scenario.Result{Kind: scenario.ResultPid, Pid: int(m.words[0])}, nil
+	}
+	return scenario.Result{Kind: scenario.ResultInt, Int: m.words[0]}, nil
 }
 
 // waitStatus decodes a wait4 status word.

@@ -63,9 +63,9 @@
 // last call started: exits have reached the zombie state, signals have been handled, replies
 // have been sent. A call that can signal, reap, wake or trace another task (kill, exit, wait4,
 // semop, ptrace, execve, ...) may have set any task running, and every live task is sampled;
-// any other call (fork, getpid, setpgid, ...) only its caller, the tasks it made and the tasks
-// with a call of their own in flight, since every other task sat idle in its command loop when
-// the last statement settled. Each task's stat file is held open, so a sample is one pread
+// a local call (scenario.CallSpec.Local: fork, getpid, setpgid, ...) only its caller, the
+// tasks it made and the tasks with a call of their own in flight, since every other task sat
+// idle in its command loop when the last statement settled. Each task's stat file is held open, so a sample is one pread
 // per task. A system that does not settle within five seconds (something keeps running) cannot
 // be read: the call ends the run with a fatal error.
 //

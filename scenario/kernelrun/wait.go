@@ -39,10 +39,16 @@ func (b *Backend) alive(t *task) bool {
 // blocked reports whether t is stopped or sleeps in a system call other than its command
 // loop's, which means in the call it was given, call.
 func blocked(t *task, call string) bool {
-	if call == "execve" && t.tid != t.tgid && blockedTid(t.tgid) {
+	if execs(call) && t.tid != t.tgid && blockedTid(t.tgid) {
 		return true // the exec is past de_thread, on the leader's tid
 	}
 	return blockedTid(t.tid)
+}
+
+// execs reports whether call replaces its caller's program (scenario.CallSpec.Exec).
+func execs(call string) bool {
+	spec, _ := scenario.LookupCall(call)
+	return spec.Exec
 }
 
 func blockedTid(tid int) bool {
@@ -57,7 +63,7 @@ func blockedTid(tid int) bool {
 
 // watch returns how to tell whether t is still there to reply to call.
 func (b *Backend) watch(t *task, call string) func() bool {
-	if call == "execve" {
+	if execs(call) {
 		// A non-leader that execs takes its leader's tid and leaves its own.
 		return func() bool { return processAlive(t.tgid) }
 	}
@@ -65,30 +71,21 @@ func (b *Backend) watch(t *task, call string) func() bool {
 }
 
 // reach is what the call in flight may have set running: the tasks quiescence watches. A
-// call that can signal, reap or wake another task reaches every task; any other call reaches
-// its caller and the tasks it makes. Tasks with a call of their own in flight (a background
-// call, a stalled one) are always watched: a semaphore operation or an exit can end their
-// sleep. The rest sat idle in their command loops when the last call settled, and only a
-// signal, a reaping or a ptrace request reaches them there.
+// call that can signal, reap or wake another task reaches every task; a local one
+// (scenario.CallSpec.Local) reaches its caller and the tasks it makes. Tasks with a call of
+// their own in flight (a background call, a stalled one) are always watched: a semaphore
+// operation or an exit can end their sleep. The rest sat idle in their command loops when the
+// last call settled, and only a signal, a reaping or a ptrace request reaches them there.
 type reach struct {
 	all      bool
 	actor    *task
 	firstNew int // b.tasks[firstNew:] were made by the call
 }
 
-// localCalls wake no task but their caller and the tasks they make: they send no signal, reap
-// nothing, wake no sleeper and make no ptrace request.
-var localCalls = map[string]bool{
-	"fork": true, "clone": true, "getpid": true, "gettid": true, "getppid": true,
-	"getpgrp": true, "getpgid": true, "getsid": true, "setsid": true, "setpgid": true,
-	"getpriority": true, "setpriority": true, "setuid": true, "setresuid": true,
-	"setgid": true, "setresgid": true, "setrlimit": true, "signal": true, "sigaction": true,
-	"prctl": true, "unshare": true, "semget": true,
-}
-
 // begin records the call c by t as the one in flight.
 func (b *Backend) begin(t *task, c scenario.Call) {
-	b.inFlight = reach{all: !localCalls[c.Name], actor: t, firstNew: len(b.tasks)}
+	spec, _ := scenario.LookupCall(c.Name)
+	b.inFlight = reach{all: !spec.Local, actor: t, firstNew: len(b.tasks)}
 }
 
 // quietNow reports whether none of the tasks the call in flight reaches is running or

@@ -94,7 +94,8 @@ func FuzzModel(f *testing.F) {
 	})
 }
 
-// boundedTimeouts is the model with every semtimedop timeout cut to fuzzMaxTimeout.
+// boundedTimeouts is the model with every timeout argument (scenario.ArgTimeout) cut to
+// fuzzMaxTimeout.
 type boundedTimeouts struct{ *modelrun.Backend }
 
 func (b boundedTimeouts) Do(actor scenario.TaskRef, c scenario.Call) scenario.Result {
@@ -106,9 +107,12 @@ func (b boundedTimeouts) Start(actor scenario.TaskRef, c scenario.Call) error {
 }
 
 func boundTimeout(c scenario.Call) scenario.Call {
-	if c.Name == "semtimedop" && c.Args[1].Int > fuzzMaxTimeout {
-		c.Args = slices.Clone(c.Args)
-		c.Args[1].Int = fuzzMaxTimeout
+	spec, _ := scenario.LookupCall(c.Name)
+	for i, k := range spec.Args {
+		if k == scenario.ArgTimeout && i < len(c.Args) && c.Args[i].Int > fuzzMaxTimeout {
+			c.Args = slices.Clone(c.Args)
+			c.Args[i].Int = fuzzMaxTimeout
+		}
 	}
 	return c
 }

@@ -19,16 +19,19 @@
 // stopped task is such a call: it runs once the task is continued).
 // A semtimedop with a timeout is never stalled: it waits for the timeout
 // (unless its task is stopped, so that the call has not started).
+//
+// Calls are made by handlers keyed by the language's call table
+// (calls.go), and the runner holds the table's Blocks column to the
+// model: a call that sleeps although the table says it never blocks ends
+// the run with a fatal result naming it.
 package modelrun
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -73,8 +76,13 @@ type background struct {
 	res  scenario.Result
 	// t is the task making the call.
 	t *kernel.Task
+	// name is the call's.
+	name string
 	// timed marks a call that ends by itself when its timeout expires.
 	timed bool
+	// sleptUndeclared marks a call seen asleep although the call table
+	// says it never blocks (scenario.CallSpec.Blocks).
+	sleptUndeclared bool
 	// foreground marks a call the scenario joins at once.
 	foreground bool
 	// refused marks a call answered without being made: its task was
@@ -146,7 +154,9 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 	// The actor is read before the call starts: the call may add tasks
 	// (fork) while this goroutine watches it.
 	t := b.task(actor)
-	bg := &background{done: make(chan struct{}), timed: timed(c), t: t, foreground: foreground}
+	spec, _ := scenario.LookupCall(c.Name)
+	_, timed := spec.Timeout(c.Args)
+	bg := &background{done: make(chan struct{}), name: c.Name, timed: timed, t: t, foreground: foreground}
 	b.bg[actor] = bg
 	if old := b.stuck[actor]; old != nil {
 		select {
@@ -178,8 +188,11 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		close(bg.done)
 	}
 	// Handed back once the call has returned, or its task sleeps in it
-	// with nothing asynchronous left to wake it.
-	b.k.Await(bg.done, b.asleep(t))
+	// with nothing asynchronous left to wake it. A task that is stopped
+	// sleeps until it is continued in any call.
+	if b.k.Await(bg.done, b.asleep(t)) && !spec.Blocks && !t.Stopped() {
+		bg.sleptUndeclared = true
+	}
 	b.settle()
 }
 
@@ -225,6 +238,12 @@ func (b *Backend) settle() {
 // and neither has its timeout.
 func (b *Backend) Join(actor scenario.TaskRef) scenario.Result {
 	bg := b.bg[actor]
+	if bg.sleptUndeclared {
+		delete(b.bg, actor)
+		b.stuck[actor] = bg
+		return scenario.Result{Kind: scenario.ResultFatal,
+			Err: fmt.Errorf("%s slept in the model, but the call table says it never blocks", bg.name)}
+	}
 	stalled := func() bool { return b.asleep(bg.t)() && (!bg.timed || bg.t.Stopped()) }
 	if b.k.Await(bg.done, stalled) {
 		delete(b.bg, actor)
@@ -333,112 +352,6 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 	return res
 }
 
-// dispatch maps one call onto the model.
-func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
-	// An int or pid_t parameter (and a uid_t, gid_t: the same 32 bits) keeps the low 32 bits
-	// of the 64-bit register, sign-extended, as the kernel's system call entry casts it:
-	// kill(4294967297, 0) is kill(1, 0).
-	arg := func(i int) int { return int(int32(c.Args[i].Pid(b, actor))) }
-	// An int of option bits keeps the same 32 bits, as the model's option masks hold them
-	// (__WCLONE is bit 31).
-	bits := func(i int) int { return int(uint32(c.Args[i].Int)) }
-	switch c.Name {
-	case "fork":
-		return b.created(t, func() (*kernel.Task, error) { return t.Fork() })
-	case "clone":
-		flags := uint64(c.Args[0].Int)
-		sig := flags & 0xff
-		if len(c.Args) > 1 {
-			sig |= uint64(c.Args[1].Int)
-		}
-		return b.created(t, func() (*kernel.Task, error) {
-			return t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
-		})
-	case "execve":
-		return b.execve(t, actor)
-	case "ptrace":
-		var target int
-		var addr, data uint64
-		if len(c.Args) > 1 {
-			target = arg(1)
-		}
-		if len(c.Args) > 3 {
-			addr, data = uint64(c.Args[2].Int), uint64(c.Args[3].Int)
-		}
-		// The request is a long; the pid, a long too, is looked up as a pid_t.
-		return zero(t.Ptrace(int(c.Args[0].Int), target, addr, data))
-	case "exit":
-		return done(t.Exit(arg(0)))
-	case "exit_group":
-		return done(t.ExitGroup(arg(0)))
-	case "wait4":
-		r, err := t.Wait4(b.ctx, arg(0), bits(1))
-		if r.Code == kernel.CLDTrapped {
-			r.Code = kernel.CLDStopped // wait4's status cannot tell them apart
-		}
-		return waited(r, err)
-	case "waitid":
-		r, err := t.Waitid(b.ctx, arg(0), arg(1), bits(2))
-		return waited(r, err)
-	case "getpid":
-		return pid(t.Getpid(), nil)
-	case "gettid":
-		return pid(t.Gettid(), nil)
-	case "getppid":
-		return pid(t.Getppid(), nil)
-	case "getpgrp":
-		return pid(t.Getpgrp(), nil)
-	case "getpgid":
-		return pid(t.Getpgid(arg(0)))
-	case "getsid":
-		return pid(t.Getsid(arg(0)))
-	case "setsid":
-		return pid(t.Setsid())
-	case "setpgid":
-		return zero(t.Setpgid(arg(0), arg(1)))
-	case "getpriority":
-		prio, err := t.Getpriority(arg(0), arg(1))
-		if err != nil {
-			return errno(err)
-		}
-		return scenario.Result{Kind: scenario.ResultInt, Int: int64(20 - prio)}
-	case "setpriority":
-		return zero(t.Setpriority(arg(0), arg(1), arg(2)))
-	case "kill":
-		return zero(t.Kill(arg(0), arg(1)))
-	case "tgkill":
-		return zero(t.Tgkill(arg(0), arg(1), arg(2)))
-	case "setuid":
-		return zero(t.Setuid(arg(0)))
-	case "setresuid":
-		return zero(t.Setresuid(arg(0), arg(1), arg(2)))
-	case "setgid":
-		return zero(t.Setgid(arg(0)))
-	case "setresgid":
-		return zero(t.Setresgid(arg(0), arg(1), arg(2)))
-	case "setrlimit":
-		return zero(setrlimit(t, c.Args))
-	case "signal":
-		// The handler is a pointer, all 64 bits of it.
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int)})
-		return zero(err)
-	case "sigaction":
-		_, err := t.Sigaction(arg(0), kernel.SigAction{Handler: int(c.Args[1].Int), Flags: uint64(c.Args[2].Int)})
-		return zero(err)
-	case "prctl":
-		return prctl(t, c.Args)
-	case "unshare":
-		return zero(t.Unshare(uint64(c.Args[0].Int)))
-	case "semget":
-		return b.semget(t, c.Args)
-	case "semop", "semtimedop":
-		return b.semop(t, c)
-	case "semctl":
-		return b.semctl(t, c.Args)
-	}
-	return errno(unix.ENOSYS)
-}
-
 // execve runs t's exec; when t was not its process's leader, the leader's
 // name now stands for t's pid.
 func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result {
@@ -484,91 +397,4 @@ func (b *Backend) task(ref scenario.TaskRef) *kernel.Task {
 	b.mu.Lock() // for tasks
 	defer b.mu.Unlock()
 	return b.tasks[ref]
-}
-
-// setrlimit is prlimit64 on the caller, whose resource is an unsigned int.
-func setrlimit(t *kernel.Task, args []scenario.Value) error {
-	res := int(uint32(args[0].Int))
-	lim, err := t.Getrlimit(res)
-	if err != nil {
-		return err
-	}
-	lim.Cur = uint64(args[1].Int)
-	if len(args) > 2 {
-		lim.Max = uint64(args[2].Int)
-	}
-	return t.Setrlimit(res, lim)
-}
-
-// prctl's option is an int; its argument an unsigned long, all of which counts.
-func prctl(t *kernel.Task, args []scenario.Value) scenario.Result {
-	switch option := int32(args[0].Int); {
-	case option == unix.PR_SET_CHILD_SUBREAPER && len(args) == 2:
-		return zero(t.PrctlSetChildSubreaper(args[1].Int != 0))
-	case option == unix.PR_GET_CHILD_SUBREAPER:
-		v := int64(0)
-		if t.PrctlGetChildSubreaper() {
-			v = 1
-		}
-		return scenario.Result{Kind: scenario.ResultInt, Int: v}
-	case option == unix.PR_SET_PDEATHSIG && len(args) == 2:
-		return zero(t.PrctlSetPdeathsig(int(args[1].Int)))
-	case option == unix.PR_GET_PDEATHSIG:
-		return scenario.Result{Kind: scenario.ResultInt, Int: int64(t.PrctlGetPdeathsig())}
-	}
-	return errno(unix.EINVAL)
-}
-
-func errno(err error) scenario.Result {
-	var e syscall.Errno
-	if !errors.As(err, &e) {
-		panic(fmt.Sprintf("modelrun: the model returned a non-errno error: %v", err))
-	}
-	return scenario.Result{Kind: scenario.ResultErrno, Errno: e}
-}
-
-func done(err error) scenario.Result {
-	if err != nil {
-		return errno(err)
-	}
-	return scenario.Result{Kind: scenario.ResultDone}
-}
-
-func zero(err error) scenario.Result {
-	if err != nil {
-		return errno(err)
-	}
-	return scenario.Result{Kind: scenario.ResultInt}
-}
-
-func pid(nr int, err error) scenario.Result {
-	if err != nil {
-		return errno(err)
-	}
-	return scenario.Result{Kind: scenario.ResultPid, Pid: nr}
-}
-
-func waited(r kernel.WaitResult, err error) scenario.Result {
-	switch {
-	case err != nil:
-		return errno(err)
-	case r.Pid == 0:
-		return scenario.Result{Kind: scenario.ResultInt}
-	}
-	res := scenario.Result{Kind: scenario.ResultWait, WaitPid: r.Pid}
-	switch r.Code {
-	case kernel.CLDExited:
-		res.How, res.Code = scenario.Exited, r.Status.ExitStatus()
-	case kernel.CLDKilled:
-		res.How, res.Code = scenario.Killed, int(r.Status.Signal())
-	case kernel.CLDDumped:
-		res.How, res.Code = scenario.Dumped, int(r.Status.Signal())
-	case kernel.CLDStopped:
-		res.How, res.Code = scenario.Stopped, int(r.Status>>8)&0xffff
-	case kernel.CLDTrapped:
-		res.How, res.Code = scenario.Trapped, int(r.Status>>8)&0xffff
-	case kernel.CLDContinued:
-		res.How = scenario.Continued
-	}
-	return res
 }

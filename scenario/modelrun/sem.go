@@ -52,27 +52,14 @@ func sembufs(v scenario.Value) []sem.Sembuf {
 	return ops
 }
 
-func (b *Backend) semop(t *kernel.Task, c scenario.Call) scenario.Result {
-	id := b.setID(c.Args[0])
-	if c.Name == "semop" {
-		return zero(t.Semop(b.ctx, id, sembufs(c.Args[1])))
-	}
-	ms := c.Args[1].Int
-	ts := unix.Timespec{Sec: ms / 1000, Nsec: ms % 1000 * 1e6}
-	return zero(t.Semtimedop(b.ctx, id, sembufs(c.Args[2]), &ts))
+func (b *Backend) semop(t *kernel.Task, args []scenario.Value) scenario.Result {
+	return zero(t.Semop(b.ctx, b.setID(args[0]), sembufs(args[1])))
 }
 
-// timed reports whether c is a semtimedop with a deadline, a call that
-// returns by itself (EAGAIN) if nothing completes it. A timeout too large
-// for Linux's clock is no deadline (scenario.SemTimeout): such a call is
-// reported as any call that can never complete is. The kernel runner
-// likewise extends its stall timeout by the call's timeout.
-func timed(c scenario.Call) bool {
-	if c.Name != "semtimedop" {
-		return false
-	}
-	_, ok := scenario.SemTimeout(c.Args[1].Int)
-	return ok
+func (b *Backend) semtimedop(t *kernel.Task, args []scenario.Value) scenario.Result {
+	ms := args[1].Int
+	ts := unix.Timespec{Sec: ms / 1000, Nsec: ms % 1000 * 1e6}
+	return zero(t.Semtimedop(b.ctx, b.setID(args[0]), sembufs(args[2]), &ts))
 }
 
 // semctl makes the call as the kernel runner's agent does: IPC_SET changes

@@ -439,124 +439,143 @@ static void do_semctl(int ctl, const int64_t *a, int n)
 	reply(ctl, r);
 }
 
+// The commands, one handler each. A handler gets the command's argument words a (n of them)
+// and sends the reply itself; most reply with a system call's return value alone.
+typedef void (*handler)(int ctl, const int64_t *a, int n);
+
+// RETURNS defines the handler cmd_NAME, which replies with the value of expr.
+#define RETURNS(name, expr)                                     \
+	static void cmd_##name(int ctl, const int64_t *a, int n) \
+	{                                                        \
+		(void)a, (void)n;                                \
+		reply(ctl, (expr));                              \
+	}
+
+RETURNS(getpid, S0(SYS_getpid))
+RETURNS(gettid, S0(SYS_gettid))
+RETURNS(getppid, S0(SYS_getppid))
+RETURNS(getpgrp, S1(SYS_getpgid, 0))
+RETURNS(getpgid, S1(SYS_getpgid, a[0]))
+RETURNS(getsid, S1(SYS_getsid, a[0]))
+RETURNS(setsid, S0(SYS_setsid))
+RETURNS(setpgid, S2(SYS_setpgid, a[0], a[1]))
+RETURNS(getpriority, S2(SYS_getpriority, a[0], a[1]))
+RETURNS(setpriority, S3(SYS_setpriority, a[0], a[1], a[2]))
+RETURNS(setuid, S1(SYS_setuid, a[0]))
+RETURNS(setresuid, S3(SYS_setresuid, a[0], a[1], a[2]))
+RETURNS(setgid, S1(SYS_setgid, a[0]))
+RETURNS(setresgid, S3(SYS_setresgid, a[0], a[1], a[2]))
+RETURNS(setrlimit, do_setrlimit(a[0], a[1], a[2], a[3]))
+RETURNS(kill, S2(SYS_kill, a[0], a[1]))
+RETURNS(tgkill, S3(SYS_tgkill, a[0], a[1], a[2]))
+RETURNS(sigaction, do_sigaction(a[0], a[1], a[2]))
+RETURNS(prctl, do_prctl(a[0], a[1]))
+RETURNS(ptrace, do_ptrace(a[0], a[1], a[2], a[3]))
+RETURNS(semget, S3(SYS_semget, a[0], a[1], a[2]))
+RETURNS(semop, do_semop(a, n))
+RETURNS(unshare, S1(SYS_unshare, a[0]))
+
+static void cmd_fork(int ctl, const int64_t *a, int n)
+{
+	(void)a, (void)n;
+	do_clone(ctl, 0, SIGCHLD, 1);
+}
+
+static void cmd_clone(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	do_clone(ctl, (uint64_t)a[0], a[1], (int)a[2]);
+}
+
+// cmd_exit and cmd_exit_group reply only if the call returned after all.
+static void cmd_exit(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	S1(SYS_exit, a[0]);
+	reply(ctl, -38);
+}
+
+static void cmd_exit_group(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	S1(SYS_exit_group, a[0]);
+	reply(ctl, -38);
+}
+
+static void cmd_execve(int ctl, const int64_t *a, int n)
+{
+	(void)a, (void)n;
+	do_execve(ctl);
+}
+
+// cmd_wait4 replies with the status word after the return value.
+static void cmd_wait4(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	int status = 0;
+	long r = S4(SYS_wait4, a[0], &status, a[1], 0);
+	int64_t m[3] = {MSG_REPLY, r, status};
+	send_msg(ctl, m, 3, -1);
+}
+
+// cmd_waitid replies with si_pid, si_code and si_status after the return value.
+static void cmd_waitid(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	siginfo_t si;
+	for (size_t i = 0; i < sizeof si; i++)
+		((char *)&si)[i] = 0;
+	long r = S5(SYS_waitid, a[0], a[1], &si, a[2], 0);
+	int64_t m[5] = {MSG_REPLY, r, si.si_pid, si.si_code, si.si_status};
+	send_msg(ctl, m, 5, -1);
+}
+
+// handlers maps each command to its handler. The commands are numbered by the call table of
+// tasklist/scenario (protocol.go); the kernel runner's tests check that every call has its
+// entry here and that every entry is a call's.
+static const handler handlers[] = {
+	[OP_CLONE] = cmd_clone,
+	[OP_EXECVE] = cmd_execve,
+	[OP_EXIT] = cmd_exit,
+	[OP_EXIT_GROUP] = cmd_exit_group,
+	[OP_FORK] = cmd_fork,
+	[OP_GETPGID] = cmd_getpgid,
+	[OP_GETPGRP] = cmd_getpgrp,
+	[OP_GETPID] = cmd_getpid,
+	[OP_GETPPID] = cmd_getppid,
+	[OP_GETPRIORITY] = cmd_getpriority,
+	[OP_GETSID] = cmd_getsid,
+	[OP_GETTID] = cmd_gettid,
+	[OP_KILL] = cmd_kill,
+	[OP_PRCTL] = cmd_prctl,
+	[OP_PTRACE] = cmd_ptrace,
+	[OP_SEMCTL] = do_semctl,
+	[OP_SEMGET] = cmd_semget,
+	[OP_SEMOP] = cmd_semop,
+	[OP_SEMTIMEDOP] = cmd_semop,
+	[OP_SETGID] = cmd_setgid,
+	[OP_SETPGID] = cmd_setpgid,
+	[OP_SETPRIORITY] = cmd_setpriority,
+	[OP_SETRESGID] = cmd_setresgid,
+	[OP_SETRESUID] = cmd_setresuid,
+	[OP_SETRLIMIT] = cmd_setrlimit,
+	[OP_SETSID] = cmd_setsid,
+	[OP_SETUID] = cmd_setuid,
+	[OP_SIGACTION] = cmd_sigaction,
+	[OP_SIGNAL] = cmd_sigaction,
+	[OP_TGKILL] = cmd_tgkill,
+	[OP_UNSHARE] = cmd_unshare,
+	[OP_WAIT4] = cmd_wait4,
+	[OP_WAITID] = cmd_waitid,
+};
+
 static void dispatch(int ctl, const int64_t *c, int n)
 {
-	const int64_t *a = c + 1;
-	switch (c[0]) {
-	case OP_FORK:
-		do_clone(ctl, 0, SIGCHLD, 1);
-		return;
-	case OP_CLONE:
-		do_clone(ctl, (uint64_t)a[0], a[1], (int)a[2]);
-		return;
-	case OP_EXIT:
-		S1(SYS_exit, a[0]);
-		reply(ctl, -38);
-		return;
-	case OP_EXIT_GROUP:
-		S1(SYS_exit_group, a[0]);
-		reply(ctl, -38);
-		return;
-	case OP_EXECVE:
-		do_execve(ctl);
-		return;
-	case OP_WAIT4: {
-		int status = 0;
-		long r = S4(SYS_wait4, a[0], &status, a[1], 0);
-		int64_t m[3] = {MSG_REPLY, r, status};
-		send_msg(ctl, m, 3, -1);
+	if (c[0] > 0 && c[0] < (int64_t)(sizeof handlers / sizeof handlers[0]) && handlers[c[0]]) {
+		handlers[c[0]](ctl, c + 1, n - 1);
 		return;
 	}
-	case OP_WAITID: {
-		siginfo_t si;
-		for (size_t i = 0; i < sizeof si; i++)
-			((char *)&si)[i] = 0;
-		long r = S5(SYS_waitid, a[0], a[1], &si, a[2], 0);
-		int64_t m[5] = {MSG_REPLY, r, si.si_pid, si.si_code, si.si_status};
-		send_msg(ctl, m, 5, -1);
-		return;
-	}
-	}
-	long r;
-	switch (c[0]) {
-	case OP_GETPID:
-		r = S0(SYS_getpid);
-		break;
-	case OP_GETTID:
-		r = S0(SYS_gettid);
-		break;
-	case OP_GETPPID:
-		r = S0(SYS_getppid);
-		break;
-	case OP_GETPGRP:
-		r = S1(SYS_getpgid, 0);
-		break;
-	case OP_GETPGID:
-		r = S1(SYS_getpgid, a[0]);
-		break;
-	case OP_GETSID:
-		r = S1(SYS_getsid, a[0]);
-		break;
-	case OP_SETSID:
-		r = S0(SYS_setsid);
-		break;
-	case OP_SETPGID:
-		r = S2(SYS_setpgid, a[0], a[1]);
-		break;
-	case OP_GETPRIORITY:
-		r = S2(SYS_getpriority, a[0], a[1]);
-		break;
-	case OP_SETPRIORITY:
-		r = S3(SYS_setpriority, a[0], a[1], a[2]);
-		break;
-	case OP_SETUID:
-		r = S1(SYS_setuid, a[0]);
-		break;
-	case OP_SETRESUID:
-		r = S3(SYS_setresuid, a[0], a[1], a[2]);
-		break;
-	case OP_SETGID:
-		r = S1(SYS_setgid, a[0]);
-		break;
-	case OP_SETRESGID:
-		r = S3(SYS_setresgid, a[0], a[1], a[2]);
-		break;
-	case OP_SETRLIMIT:
-		r = do_setrlimit(a[0], a[1], a[2], a[3]);
-		break;
-	case OP_KILL:
-		r = S2(SYS_kill, a[0], a[1]);
-		break;
-	case OP_TGKILL:
-		r = S3(SYS_tgkill, a[0], a[1], a[2]);
-		break;
-	case OP_SIGNAL:
-	case OP_SIGACTION:
-		r = do_sigaction(a[0], a[1], a[2]);
-		break;
-	case OP_PRCTL:
-		r = do_prctl(a[0], a[1]);
-		break;
-	case OP_PTRACE:
-		r = do_ptrace(a[0], a[1], a[2], a[3]);
-		break;
-	case OP_SEMGET:
-		r = S3(SYS_semget, a[0], a[1], a[2]);
-		break;
-	case OP_SEMOP:
-	case OP_SEMTIMEDOP:
-		r = do_semop(a, n - 1);
-		break;
-	case OP_SEMCTL:
-		do_semctl(ctl, a, n - 1);
-		return;
-	case OP_UNSHARE:
-		r = S1(SYS_unshare, a[0]);
-		break;
-	default:
-		r = -38; // ENOSYS
-	}
-	reply(ctl, r);
+	reply(ctl, -38); // ENOSYS
 }
 
 static void loop(int ctl)

@@ -4,6 +4,8 @@
 //	tasklist run FILE           run a scenario on the model
 //	tasklist run --kernel FILE  run a scenario on the host kernel (needs root)
 //	tasklist diff FILE...       run each scenario on both and print where they differ
+//	tasklist trace CMD...       record CMD's process calls with strace
+//	tasklist replay TRACE...    replay recorded calls on the model and compare the results
 //	tasklist version            print the module and Go versions
 //	tasklist help [COMMAND]     print the commands, or one command's flags
 //
@@ -37,6 +39,9 @@ type command struct {
 	minArgs, maxArgs int
 	// details is the rest of the help text, paragraphs separated by blank lines; may be empty.
 	details string
+	// commandLine marks a command whose arguments are a command line of their own: its flags
+	// end at the first argument, as env's and nice's do.
+	commandLine bool
 	// setup declares the command's flags on fs and returns the function that runs it with the
 	// arguments left after the flags; that function returns the exit status.
 	setup func(fs *flag.FlagSet) func(args []string, stdout, stderr io.Writer) int
@@ -50,6 +55,8 @@ var commands = []command{
 	benchCommand,
 	plansCommand,
 	checkCommand,
+	traceCommand,
+	replayCommand,
 	versionCommand,
 }
 
@@ -77,7 +84,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 func (c *command) run(args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	runFunc := c.setup(fs)
-	operands, err := parseInterspersed(fs, args)
+	parse := parseInterspersed
+	if c.commandLine {
+		parse = parseLeading
+	}
+	operands, err := parse(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		c.help(stdout)
@@ -118,6 +129,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		operands = append(operands, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseLeading parses the flags at the head of args and returns the arguments after them.
+func parseLeading(fs *flag.FlagSet, args []string) ([]string, error) {
+	err := fs.Parse(args)
+	return fs.Args(), err
 }
 
 // usageError reports a mistake in c's command line with c's usage line, and returns status 2.

@@ -200,6 +200,7 @@ func (r *replayer) pendingCreator() *task {
 func (r *replayer) enter(c *traceCall) {
 	t := r.taskOf(c.entry.Tid)
 	c.task = t
+	t.stopped = false
 	if prev := t.interrupted; prev != nil {
 		if r.resolveInterrupted(t, prev, c) {
 			return
@@ -234,14 +235,22 @@ func (r *replayer) enter(c *traceCall) {
 		if c.act.pre != nil {
 			c.preText = c.act.pre()
 		}
-		if err := r.b.Start(t.ref, c.act.call); err != nil {
-			c.model = ptr(err.Error())
-		} else {
-			c.started = true
-		}
+		r.makeCall(t, c)
 	}
 	if c.exit == c.entry {
 		r.exit(t, c)
+	}
+}
+
+// makeCall makes c in the model in the background.
+func (r *replayer) makeCall(t *task, c *traceCall) {
+	if err := r.b.Start(t.ref, c.act.call); err != nil {
+		c.model = ptr(err.Error())
+		return
+	}
+	c.started = true
+	if sendsSignals[c.name] {
+		r.sent(t, c)
 	}
 }
 
@@ -321,14 +330,11 @@ func (r *replayer) resolveInterrupted(t *task, prev, c *traceCall) bool {
 	restart := c.name == prev.name || c.name == "restart_syscall"
 	switch {
 	case restart:
+		// The same call goes on, and the restart's lines complete it: its result is
+		// compared with what the model's call returned, even if the model's call never
+		// slept, as when the signal that interrupted it came from an exit or a kill the
+		// model completed at once.
 		t.interrupted = nil
-		if prev.started && r.b.Returned(t.ref) {
-			// The model's call returned where the trace's restarted.
-			model := r.join(t, prev)
-			r.compare(t, prev, "restarted", *model)
-			return false
-		}
-		// The same call goes on: the restart's lines complete it.
 		prev.exit = c.exit
 		t.call = prev
 		if c.exit == c.entry {

@@ -44,8 +44,8 @@ func (r *replayer) signal(ev *Event) {
 			r.diverge(sender, ev.Line, "--- "+ev.Name+" ---", sender.name()+" has ended", sender.name()+" runs")
 		}
 		return
-	case (code == siUser || code == siTkill || code == siQueue) && sender != nil && sender.bound &&
-		sender.lastCall != nil && sendsSignals[sender.lastCall.name] && sender.lastCall.act.kind == actReplay:
+	case (code == siUser || code == siTkill || code == siQueue) && sender != nil && sender.sent[ev.Status] > 0:
+		sender.sent[ev.Status]--
 		return
 	case code == siKernel && (ev.Status == int(unix.SIGHUP) || ev.Status == int(unix.SIGCONT) || ev.Status == int(unix.SIGKILL)):
 		// An orphaned group's SIGHUP and SIGCONT, a pid namespace's SIGKILL: the
@@ -53,6 +53,20 @@ func (r *replayer) signal(ev *Event) {
 		return
 	}
 	r.inject(t, ev, code == siTkill)
+}
+
+// sent records the signal that c, a replayed kill or tgkill of t, sends.
+func (r *replayer) sent(t *task, c *traceCall) {
+	args := c.act.call.Args
+	sig := int(args[len(args)-1].Int)
+	if t.sent == nil {
+		t.sent = map[int]int{}
+	}
+	if c.name == "kill" && (args[0].Neg || args[0].Kind == scenario.ValueInt) {
+		t.sent[sig] = 1 << 30 // a group, or every process
+		return
+	}
+	t.sent[sig]++
 }
 
 // inject sends the signal of ev to t from init: to the thread for a thread-directed signal,
@@ -74,6 +88,7 @@ func (r *replayer) inject(t *task, ev *Event, thread bool) {
 // stopped checks that the model's task is stopped too.
 func (r *replayer) stopped(ev *Event) {
 	t := r.taskOf(ev.Tid)
+	t.stopped = true
 	if t.bound && !t.outOfStep && !r.b.Task(t.ref).Stopped() {
 		r.diverge(t, ev.Line, "--- stopped by "+ev.Name+" ---", "stopped", "not stopped")
 	}

@@ -136,6 +136,20 @@ func wait4(r *replayer, t *task, c *traceCall) action {
 	if err != nil {
 		return badArgs(c)
 	}
+	idtype, id := int64(unix.P_PID), pid[0].Int
+	switch {
+	case pid[0].Kind == scenario.ValueTask && pid[0].Neg:
+		idtype, id = unix.P_PGID, int64(r.b.PidIn(t.ref, pid[0].Task))
+	case pid[0].Kind == scenario.ValueTask:
+		id = int64(r.b.PidIn(t.ref, pid[0].Task))
+	case id == -1:
+		idtype, id = unix.P_ALL, 0
+	case id == 0:
+		idtype = unix.P_PGID
+	}
+	if why := r.waitRace(t, c, idtype, id, opts[0].Int); why != "" {
+		return outsideScope(why)
+	}
 	a := replayed(c, "wait4", append(pid, opts...), func(res Result) string {
 		who := r.tasks.identity(t.ns, res.Value, res.StraceValue)
 		if res.Value == 0 || !decoded {
@@ -177,6 +191,13 @@ func waitid(r *replayer, t *task, c *traceCall) action {
 	if !ok {
 		return badArgs(c)
 	}
+	probeID := id[0].Int
+	if id[0].Kind == scenario.ValueTask {
+		probeID = int64(r.b.PidIn(t.ref, id[0].Task))
+	}
+	if why := r.waitRace(t, c, idtype, probeID, opts[0].Int); why != "" {
+		return outsideScope(why)
+	}
 	return replayed(c, "waitid", append(append(ints(idtype), id...), opts...), func(Result) string {
 		info, ok := argStruct(arg(c, 2))
 		if !ok {
@@ -192,6 +213,42 @@ func waitid(r *replayer, t *task, c *traceCall) action {
 			abi.CLD_STOPPED: "stopped", abi.CLD_TRAPPED: "trapped", abi.CLD_CONTINUED: "continued"}[code]
 		return r.tasks.identity(t.ns, pid, strace) + " " + waitStatus{how, int(status)}.String()
 	})
+}
+
+// raceReason is why a wait is not made: the trace's task had not yet acted on its exit or
+// stop where the model, which completes both at once, has.
+const raceReason = "a WNOHANG wait that ran before its child's exit or stop completed"
+
+// waitRace reports why a WNOHANG wait that found nothing in the trace is not made: the
+// model would report a child whose +++ or stopped line comes later in the trace (an exit
+// or a signal in progress, which the model completed when the call was made). It asks
+// the model with WNOWAIT, which changes nothing.
+func (r *replayer) waitRace(t *task, c *traceCall, idtype, id, opts int64) string {
+	res := c.result()
+	if opts&unix.WNOHANG == 0 || res.Value != 0 || res.Unknown || !t.bound {
+		return ""
+	}
+	probe := unix.WEXITED | unix.WNOWAIT | unix.WNOHANG | int(opts)&(unix.WSTOPPED|unix.WCONTINUED|unix.WALL|unix.WCLONE|unix.WNOTHREAD)
+	got, err := r.b.Task(t.ref).Waitid(nil, int(idtype), int(id), probe)
+	if err != nil || got.Pid == 0 {
+		return ""
+	}
+	for _, u := range r.tasks.all {
+		if !u.bound || r.b.Task(u.ref) != got.Task {
+			continue
+		}
+		switch got.Code {
+		case abi.CLD_EXITED, abi.CLD_KILLED, abi.CLD_DUMPED:
+			if !u.ended {
+				return raceReason
+			}
+		case abi.CLD_STOPPED, abi.CLD_TRAPPED:
+			if !u.stopped {
+				return raceReason
+			}
+		}
+	}
+	return ""
 }
 
 // rlimit replays getrlimit, setrlimit and prlimit64 on the caller: a read as a read of the

@@ -21,13 +21,18 @@ type task struct {
 	// ended is set by its +++ line; endText is what that line says, as a wait would print it.
 	ended   bool
 	endText string
+	// stopped is set by a "stopped by" line, until the task runs again.
+	stopped bool
 	// call is the call the task is in: between an unfinished line and its resumed line.
 	call *traceCall
 	// interrupted is a call that returned to a signal (ERESTARTSYS and its kin), until the
 	// task restarts it or the handler's return says it failed with EINTR.
 	interrupted *traceCall
-	// lastCall is the task's latest call, which a signal it sent must come from.
+	// lastCall is the task's latest call.
 	lastCall *traceCall
+	// sent counts, by signal, the signals the task's replayed calls sent that no signal
+	// line has shown yet; a signal sent to a group or to every process counts for good.
+	sent map[int]int
 }
 
 // name identifies the task in messages: its tid, and for a reused tid the generation.

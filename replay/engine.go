@@ -171,7 +171,7 @@ func (r *replayer) taskOf(tid int) *task {
 	if t := r.tasks.byTid[tid]; t != nil && !t.ended {
 		return t
 	}
-	creator := r.pendingCreator()
+	creator := r.pendingCreator(tid)
 	if creator == nil {
 		// A thread whose creation the trace does not show (strace attached to it): it
 		// has no model twin.
@@ -180,20 +180,25 @@ func (r *replayer) taskOf(tid int) *task {
 	return r.bindChild(creator, tid, 0)
 }
 
-// pendingCreator returns the task whose creating call is in progress and has no child yet,
-// the one that started first if there are several.
-func (r *replayer) pendingCreator() *task {
-	var best *task
+// pendingCreator returns the task whose creating call in progress made tid: the one whose
+// result, further on in the trace, is tid; failing that (a result strace did not translate
+// from another pid namespace), the one that started last.
+func (r *replayer) pendingCreator(tid int) *task {
+	var last *task
 	for _, t := range r.tasks.all {
 		c := t.call
 		if c == nil || !creates(c.name) || c.act.kind != actReplay || c.child != nil {
 			continue
 		}
-		if best == nil || c.entry.Line < best.call.entry.Line {
-			best = t
+		res := c.result()
+		if res.StraceValue == int64(tid) || (res.StraceValue == 0 && t.ns.root && res.Value == int64(tid)) {
+			return t
+		}
+		if last == nil || c.entry.Line > last.call.entry.Line {
+			last = t
 		}
 	}
-	return best
+	return last
 }
 
 // enter replays a call's entry line.

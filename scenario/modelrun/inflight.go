@@ -32,11 +32,12 @@ func (b *Backend) Returned(actor scenario.TaskRef) bool {
 
 // Created returns the task that actor's background call (a fork or clone)
 // has created, before the call is joined: from its result once it has
-// returned, else by finding, in the caller's pid namespace, the one task no
-// name stands for that the call can have made (a child of the caller, of its
-// parent with CLONE_PARENT, or a thread of its process). The task gets a
-// reference of its own; the join's result names it with another, for the
-// same task. It reports false when there is no such task, or more than one.
+// returned, else by finding, in the caller's pid namespace, the task no name
+// stands for that the call can have made: a child of the caller, or failing
+// one a thread of its process, or failing one a child of its parent
+// (CLONE_PARENT). The task gets a reference of its own; the join's result
+// names it with another, for the same task. It reports false when there is
+// no such task, or more than one of the same kind.
 func (b *Backend) Created(actor scenario.TaskRef) (scenario.TaskRef, bool) {
 	bg := b.bg[actor]
 	if bg == nil {
@@ -52,8 +53,9 @@ func (b *Backend) Created(actor scenario.TaskRef) (scenario.TaskRef, bool) {
 	for _, u := range b.tasks {
 		named[u] = true
 	}
+	// found holds the candidates of each kind: children, threads, siblings.
+	var found [3][]*kernel.Task
 	ns := t.Namespace()
-	var found *kernel.Task
 	// A namespace's pids are handed out from 1 upwards, so the walk can stop
 	// once it has met every pid in use.
 	for nr, seen := 1, 0; nr <= ns.PIDMax() && seen < ns.Allocated(); nr++ {
@@ -62,19 +64,25 @@ func (b *Backend) Created(actor scenario.TaskRef) (scenario.TaskRef, bool) {
 			continue
 		}
 		seen++
-		if named[u] || u.Exited() {
-			continue
-		}
-		if p := u.Parent(); p == t || (p != nil && p == t.Parent()) || u.ThreadGroup() == t.ThreadGroup() {
-			if found != nil {
-				return 0, false
-			}
-			found = u
+		switch p := u.Parent(); {
+		case named[u] || u.Exited():
+		case u.ThreadGroup() == t.ThreadGroup():
+			found[1] = append(found[1], u)
+		case p == t:
+			found[0] = append(found[0], u)
+		case p != nil && p == t.Parent():
+			found[2] = append(found[2], u)
 		}
 	}
-	if found == nil {
+	for _, kind := range found {
+		switch len(kind) {
+		case 0:
+			continue
+		case 1:
+			b.tasks = append(b.tasks, kind[0])
+			return scenario.TaskRef(len(b.tasks) - 1), true
+		}
 		return 0, false
 	}
-	b.tasks = append(b.tasks, found)
-	return scenario.TaskRef(len(b.tasks) - 1), true
+	return 0, false
 }

@@ -53,3 +53,40 @@ func TestCreatedBeforeJoin(t *testing.T) {
 		t.Fatalf("fork: Created = %d %v, join = %+v", forked, ok, res)
 	}
 }
+
+// Two vforks in flight, one by the other's sibling: each finds its own child, not its
+// parent's (a child of its parent would be a CLONE_PARENT child).
+func TestCreatedTwoVforks(t *testing.T) {
+	b, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	a := b.Do(scenario.Init, scenario.Call{Name: "fork"}).NewTask
+	vfork := scenario.Call{Name: "clone", Args: []scenario.Value{{Int: unix.CLONE_VM | unix.CLONE_VFORK | int64(unix.SIGCHLD)}}}
+	if err := b.Start(scenario.Init, vfork); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(a, vfork); err != nil {
+		t.Fatal(err)
+	}
+	ca, ok := b.Created(a)
+	if !ok || b.Task(ca).Parent() != b.Task(a) {
+		t.Fatalf("a's vfork child: %d %v", ca, ok)
+	}
+	ci, ok := b.Created(scenario.Init)
+	if !ok || b.Task(ci).Parent() != b.Task(scenario.Init) {
+		t.Fatalf("init's vfork child: %d %v", ci, ok)
+	}
+	for _, c := range []scenario.TaskRef{ca, ci} {
+		if got := b.Do(c, scenario.Call{Name: "exit", Args: []scenario.Value{{Int: 0}}}); got.Kind != scenario.ResultDone {
+			t.Fatalf("exit: %+v", got)
+		}
+	}
+	if res := b.Join(a); res.Kind != scenario.ResultNewTask || b.Task(res.NewTask) != b.Task(ca) {
+		t.Errorf("a's join: %+v", res)
+	}
+	if res := b.Join(scenario.Init); res.Kind != scenario.ResultNewTask || b.Task(res.NewTask) != b.Task(ci) {
+		t.Errorf("init's join: %+v", res)
+	}
+}

@@ -4,9 +4,10 @@
 # make, python3 and go. Then `go test ./replay/ -run TestTraces -update` rewrites the replay
 # summaries (NAME.golden) from the new traces.
 #
-# usage: testdata/traces/record.sh [NAME...]   (all workloads by default)
+# usage: [OUT=DIR] testdata/traces/record.sh [NAME...]   (all workloads by default; OUT, where
+# the traces go, is testdata/traces by default)
 set -euo pipefail
-here="$(cd "$(dirname "$0")" && pwd)"
+here="$(cd "$(dirname "$0")" && pwd)"; out="${OUT:-$here}"
 root="$(cd "$here/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -27,7 +28,7 @@ record() {
 		return
 	fi
 	echo "== $name: $*"
-	(cd "$work" && "$tasklist" trace -o "$here/$name.strace" -- "$@") || echo "($name exited $?)"
+	(cd "$work" && "$tasklist" trace -o "$out/$name.strace" -- "$@") || echo "($name exited $?)"
 }
 
 selected=("$@")

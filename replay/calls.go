@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 )
 
@@ -24,6 +25,9 @@ type traceCall struct {
 	model   *string
 	preText string
 	counted bool
+	// settled marks a counted call once it is classified: compared, not compared, outside
+	// or unsupported.
+	settled bool
 	// child is the task a creating call made, once its first line or its result is seen.
 	child *task
 }
@@ -54,6 +58,12 @@ func pairCalls(events []Event) (map[int]*traceCall, error) {
 	open := map[int]*traceCall{} // tid -> its unfinished call
 	for i := range events {
 		ev := &events[i]
+		if ev.Kind == KindCall || ev.Kind == KindUnfinished {
+			if c := open[ev.Tid]; c != nil {
+				return nil, &SyntaxError{Line: ev.Line, Msg: fmt.Sprintf("%s makes a call while its %s on line %d has not returned",
+					tidText(ev.Tid), c.name, c.entry.Line)}
+			}
+		}
 		switch ev.Kind {
 		case KindCall:
 			c := &traceCall{entry: ev, exit: ev, name: ev.Name}

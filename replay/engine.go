@@ -223,13 +223,16 @@ func (r *replayer) enter(c *traceCall) {
 	switch {
 	case c.act.kind == actOutside:
 		r.sum.outside(c.act.reason)
+		c.settled = true
 		t.call = c
 	case c.act.kind == actUnsupported:
 		r.sum.unsupported(c.act.reason)
+		c.settled = true
 		t.call = c
 	case !t.bound:
 		r.sum.unsupported("made by a task the model did not create")
 		c.act = unsupported("")
+		c.settled = true
 		t.call = c
 	case c.act.kind == actQuery:
 		got := c.act.query()
@@ -303,6 +306,10 @@ func (r *replayer) join(t *task, c *traceCall) *string {
 
 // compare records the comparison of a call's results.
 func (r *replayer) compare(t *task, c *traceCall, want, got string) {
+	if c.settled {
+		return
+	}
+	c.settled = true
 	if t.outOfStep {
 		r.sum.NotCompared++
 		return

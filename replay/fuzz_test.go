@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The parser takes any input without panicking: each line parses or is refused with its
@@ -49,6 +50,46 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("call at line %d ends at a %d line", c.entry.Line, c.exit.Kind)
 				}
 			}
+		}
+	})
+}
+
+// Any trace that parses replays on the model without panicking or hanging, and its counts
+// add up.
+func FuzzReplay(f *testing.F) {
+	for _, file := range []string{"sem", "threadexec", "unshare", "timeout"} {
+		data, err := os.ReadFile("../testdata/traces/" + file + ".strace")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		h, events, err := Parse("f.strace", strings.NewReader(src))
+		if err != nil || len(events) > 200 {
+			return
+		}
+		type result struct {
+			s   *Summary
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			s, err := Replay("f.strace", h, events, Options{Explain: 1})
+			done <- result{s, err}
+		}()
+		var s *Summary
+		select {
+		case res := <-done:
+			if res.err != nil {
+				return
+			}
+			s = res.s
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the replay hangs")
+		}
+		if s.Agree+s.Disagree != s.Compared || s.Compared+s.NotCompared+total(s.Outside)+total(s.Unsupported) != s.Calls {
+			t.Fatalf("counts do not add up: %+v", s)
 		}
 	})
 }

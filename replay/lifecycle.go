@@ -159,6 +159,14 @@ func (r *replayer) superseded(ev *Event) {
 // finish reaps, as init, what the model's init has left to reap, and checks the status each
 // ended with against its +++ line: the traced root, and orphans the trace's reaper adopted.
 func (r *replayer) finish() {
+	for _, c := range r.calls {
+		if c.counted && !c.settled {
+			// In progress when the trace ends (strace was stopped, or a task it lost):
+			// there is no result to compare.
+			c.settled = true
+			r.sum.outside("the trace ends before the call returns")
+		}
+	}
 	opts := int64(unix.WEXITED | unix.WNOHANG | unix.WALL)
 	for range len(r.tasks.all) + 1 {
 		res := r.b.Do(scenario.Init, scenario.Call{Name: "waitid", Args: ints(unix.P_ALL, 0, opts)})

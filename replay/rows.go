@@ -221,7 +221,7 @@ func zeroResult(r *replayer, t *task, c *traceCall) action {
 		return *bad
 	}
 	a := replayed(c, c.name, args, number)
-	if c.name == "unshare" && args[0].Int&unix.CLONE_NEWPID != 0 && c.result().Value == 0 {
+	if c.name == "unshare" && len(args) > 0 && args[0].Int&unix.CLONE_NEWPID != 0 && c.result().Value == 0 {
 		// The task's next children start a pid namespace of their own.
 		t.children = &pidns{nr: map[int64]*task{}}
 	}

@@ -70,6 +70,9 @@ func (r *replayer) setArg(c *traceCall) (scenario.Value, *action) {
 	return scenario.Value{}, &a
 }
 
+// maxTimeout is the longest semtimedop timeout a replay waits for, in milliseconds.
+const maxTimeout = 1000
+
 // semop(ID, SOPS, NSOPS) and semtimedop(ID, SOPS, NSOPS, TIMEOUT): semtimedop with NULL is
 // semop; a timeout is passed in milliseconds.
 func semop(r *replayer, t *task, c *traceCall) action {
@@ -102,7 +105,9 @@ func semop(r *replayer, t *task, c *traceCall) action {
 	if !ok || err1 != nil || err2 != nil {
 		return badArgs(c)
 	}
-	ms := sec*1000 + (nsec+999999)/1000000
+	// A timeout is waited for in real time, so a long one is cut to maxTimeout: the replay
+	// makes the calls that could end it long before.
+	ms := min(sec*1000+(nsec+999999)/1000000, maxTimeout)
 	return replayed(c, "semtimedop", []scenario.Value{set, {Kind: scenario.ValueInt, Int: ms}, sops}, number)
 }
 

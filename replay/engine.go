@@ -220,6 +220,9 @@ func (r *replayer) enter(c *traceCall) {
 		// model has no handler code to make this call in.
 		c.act = unsupported("made in a signal handler while the model's interrupted call waits")
 	}
+	if r.aheadOfSignal(t, c) {
+		c.act = outsideScope(signalRace)
+	}
 	switch {
 	case c.act.kind == actOutside:
 		r.sum.outside(c.act.reason)
@@ -333,6 +336,36 @@ func (r *replayer) diverge(t *task, line int, what, want, got string) {
 	if t != nil {
 		t.outOfStep = true
 	}
+}
+
+// signalRace is why a call is not made: the model acted on a signal at once, at the kill,
+// where the trace's task still ran until its signal line.
+const signalRace = "made before its task took a signal the model acted on at the kill"
+
+// aheadOfSignal reports whether c's task is stopped or dead on the model but not in the
+// trace, which shows it take a signal further on: a kill's stop or death that the model
+// completed as the kill was made, and the kernel when the task next ran.
+func (r *replayer) aheadOfSignal(t *task, c *traceCall) bool {
+	if !t.bound || (c.act.kind != actReplay && c.act.kind != actQuery) {
+		return false
+	}
+	u := r.b.Task(t.ref)
+	if !(u.Stopped() && !t.stopped) && !(u.Exited() && !t.ended) {
+		return false
+	}
+	for i := r.at + 1; i < len(r.events); i++ {
+		ev := &r.events[i]
+		if ev.Tid != t.tid {
+			continue
+		}
+		switch ev.Kind {
+		case KindSignal, KindStopped, KindKilled:
+			return true
+		case KindExited, KindSuperseded:
+			return false
+		}
+	}
+	return false
 }
 
 // resolveInterrupted settles the call prev, which a signal interrupted, now that its task

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -14,8 +15,6 @@ type traceCall struct {
 	exit *Event
 	name string
 	args []string
-	// task is the task that made the call, once the entry line has been replayed.
-	task *task
 	// act is what the replay does with it.
 	act action
 	// started marks a call made in the model in the background, to be joined.
@@ -106,5 +105,5 @@ func tidText(tid int) string {
 	if tid == 0 {
 		return "the traced process"
 	}
-	return "tid " + itoa(tid)
+	return "tid " + strconv.Itoa(tid)
 }

@@ -204,14 +204,12 @@ func (r *replayer) pendingCreator(tid int) *task {
 // enter replays a call's entry line.
 func (r *replayer) enter(c *traceCall) {
 	t := r.taskOf(c.entry.Tid)
-	c.task = t
 	t.stopped = false
 	if prev := t.interrupted; prev != nil {
 		if r.resolveInterrupted(t, prev, c) {
 			return
 		}
 	}
-	t.lastCall = c
 	r.sum.Calls++
 	c.counted = true
 	c.act = r.decide(t, c)
@@ -478,8 +476,6 @@ func errnoName(e syscall.Errno) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 // ReplayFile reads, parses and replays the trace in path.
 func ReplayFile(path string, opts Options) (*Summary, error) {

@@ -28,8 +28,6 @@ type task struct {
 	// interrupted is a call that returned to a signal (ERESTARTSYS and its kin), until the
 	// task restarts it or the handler's return says it failed with EINTR.
 	interrupted *traceCall
-	// lastCall is the task's latest call.
-	lastCall *traceCall
 	// sent counts, by signal, the signals the task's replayed calls sent that no signal
 	// line has shown yet; a signal sent to a group or to every process counts for good.
 	sent map[int]int

@@ -9,6 +9,8 @@
 //	tasklist plans              list the lock plans: presets and toggles
 //	tasklist check              check random concurrent schedules under a lock plan
 //	tasklist gen                write random scenario files for tasklist diff
+//	tasklist trace CMD...       record CMD's process calls with strace
+//	tasklist replay TRACE...    replay recorded calls on the model and compare the results
 //	tasklist version            print the module and Go versions
 //	tasklist help [COMMAND]     print the commands, or one command's flags
 //
@@ -48,6 +50,9 @@ type command struct {
 	// interruptible commands get a context that the stop signals end (withInterrupts); the
 	// others keep the signals' default actions.
 	interruptible bool
+	// commandLine marks a command whose arguments are a command line of their own: its flags
+	// end at the first argument, as env's and nice's do.
+	commandLine bool
 	// setup declares the command's flags on fs and returns the function that runs it with the
 	// arguments left after the flags; that function returns the exit status.
 	setup func(fs *flag.FlagSet) runFunc
@@ -65,6 +70,8 @@ var commands = []command{
 	plansCommand,
 	checkCommand,
 	genCommand,
+	traceCommand,
+	replayCommand,
 	versionCommand,
 }
 
@@ -124,7 +131,11 @@ func (o *outputWriter) Write(p []byte) (int, error) {
 func (c *command) run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := c.flagSet()
 	runFunc := c.setup(fs)
-	operands, err := parseInterspersed(fs, args)
+	parse := parseInterspersed
+	if c.commandLine {
+		parse = parseLeading
+	}
+	operands, err := parse(fs, args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		c.help(stdout)
@@ -170,6 +181,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		operands = append(operands, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseLeading parses the flags at the head of args and returns the arguments after them.
+func parseLeading(fs *flag.FlagSet, args []string) ([]string, error) {
+	err := fs.Parse(args)
+	return fs.Args(), err
 }
 
 // usageError reports a mistake in c's command line with c's usage line, and returns status 2.

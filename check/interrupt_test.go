@@ -3,11 +3,8 @@ package check
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"tasklist/plan"
 )
 
 // returnsWithin runs f and fails the test if it has not returned after
@@ -100,52 +97,6 @@ func TestPassed(t *testing.T) {
 		if got := tc.rep.Passed(); got != tc.want {
 			t.Errorf("%+v: Passed() = %v, want %v", tc.rep, got, tc.want)
 		}
-	}
-}
-
-// cancelOn is a progress writer that cancels a context when a line holds
-// a word.
-type cancelOn struct {
-	mu     sync.Mutex
-	word   string
-	cancel context.CancelFunc
-	seen   strings.Builder
-}
-
-func (c *cancelOn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seen.Write(p)
-	if strings.Contains(c.seen.String(), c.word) {
-		c.cancel()
-	}
-	return len(p), nil
-}
-
-// TestShrinkStopsOnInterrupt: an interrupt while a violation is shrunk
-// ends the search at once; the violation is reported as shrunk so far,
-// and the run as interrupted.
-func TestShrinkStopsOnInterrupt(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the unsafe plan reads a group's members without a lock on purpose")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	progress := &cancelOn{word: "shrinking", cancel: cancel}
-	var rep Report
-	var err error
-	returnsWithin(t, 2*time.Minute, func() {
-		rep, err = Run(ctx, Options{Plan: plan.MustParse("scalable,pgrp-walk-unlocked", true), Duration: time.Hour,
-			Rounds: 200, Shrink: time.Hour, Progress: progress})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rep.Violation == nil {
-		t.Skipf("the race did not show in %d rounds", rep.Rounds)
-	}
-	if !rep.Interrupted {
-		t.Fatal("a run interrupted while shrinking is not marked interrupted")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,4 +44,50 @@ func TestUnsafeToggleCaught(t *testing.T) {
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "PRIO_PGRP") {
 		t.Errorf("the visualisation does not show the calls (%v)", err)
 	}
+}
+
+// TestShrinkStopsOnInterrupt: an interrupt while a violation is shrunk
+// ends the search at once; the violation is reported as shrunk so far,
+// and the run as interrupted.
+func TestShrinkStopsOnInterrupt(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the unsafe plan reads a group's members without a lock on purpose")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	progress := &cancelOn{word: "shrinking", cancel: cancel}
+	var rep Report
+	var err error
+	returnsWithin(t, 2*time.Minute, func() {
+		rep, err = Run(ctx, Options{Plan: plan.MustParse("scalable,pgrp-walk-unlocked", true), Duration: time.Hour,
+			Rounds: 200, Shrink: time.Hour, Progress: progress})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Violation == nil {
+		t.Skipf("the race did not show in %d rounds", rep.Rounds)
+	}
+	if !rep.Interrupted {
+		t.Fatal("a run interrupted while shrinking is not marked interrupted")
+	}
+}
+
+// cancelOn is a progress writer that cancels a context when a line holds
+// a word.
+type cancelOn struct {
+	mu     sync.Mutex
+	word   string
+	cancel context.CancelFunc
+	seen   strings.Builder
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen.Write(p)
+	if strings.Contains(c.seen.String(), c.word) {
+		c.cancel()
+	}
+	return len(p), nil
 }

@@ -35,7 +35,14 @@ func (t *Task) Fork() (*Task, error) {
 // target pid namespace's init has died (A13); EINTR when the caller's
 // process started exiting meanwhile.
 func (t *Task) Clone(args CloneArgs) (*Task, error) {
-	if !t.alive() {
+	if args.Flags&unix.CLONE_VFORK != 0 {
+		// The caller sleeps until the child execs or exits, and a kill
+		// meanwhile ends it only once the call has returned (call.go).
+		if !t.enterCall() {
+			return nil, unix.ESRCH
+		}
+		defer t.leaveCall()
+	} else if !t.alive() {
 		return nil, unix.ESRCH
 	}
 	flags := args.Flags &^ csignal

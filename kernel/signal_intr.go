@@ -170,10 +170,10 @@ func (t *Task) interruptLocked(sig int) {
 		return
 	}
 	if t.intrSig != 0 {
-		t.intrSig = firstSignal(t.intrSig, sig)
+		t.intrSig = int32(firstSignal(int(t.intrSig), sig))
 		return
 	}
-	t.intrSig = sig
+	t.intrSig = int32(sig)
 	t.intrChanLocked()
 	close(t.intr)
 	t.k.async.Add(1) // until the call takes it (disarmLocked)
@@ -202,7 +202,7 @@ func (t *Task) intrChanLocked() chan struct{} {
 func (t *Task) armLocked() <-chan struct{} {
 	t.intrArmed = true
 	ch := t.intrChanLocked()
-	if t.killPending {
+	if t.killWoken {
 		t.interruptLocked(int(unix.SIGKILL))
 	}
 	return ch
@@ -228,7 +228,7 @@ func (t *Task) disarmLocked() int {
 //
 // +checklocks:t.tg.mu
 func (t *Task) takeLocked(joinStop bool) int {
-	sig := t.intrSig
+	sig := int(t.intrSig)
 	if sig != 0 {
 		t.intrSig = 0
 		t.intr = nil

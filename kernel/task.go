@@ -47,10 +47,16 @@ type Task struct {
 	// afterwards.
 	childrenClosed atomic.Bool
 	// killPending is set when the thread has been sent SIGKILL (or its
-	// group is exiting): blocking calls return EINTR, and dying (below)
-	// is closed.
+	// group is exiting). killWoken is set once the kill has woken the
+	// thread (markKilledLocked, wakeKilledLocked): dying (below) is
+	// closed and an interruptible call interrupted. A kill that comes out
+	// of another task's exit step (an exitBatch) wakes the thread only
+	// when the step is over, as Linux's killed task runs only once the
+	// section that killed it has dropped tasklist_lock.
 	// +checklocks:tg.mu
 	killPending bool
+	// +checklocks:tg.mu
+	killWoken bool
 	// intrArmed is set while the thread sleeps in an interruptible call
 	// (wait4, waitid, semop); intr (below), made on first use, is closed
 	// when a signal interrupts that sleep, and intrSig records which one
@@ -73,14 +79,18 @@ type Task struct {
 	jobs [2]jobQueue
 	// threadLink is guarded by tg.mu, through the thread list.
 	threadLink link[Task]
-	// dying, when not nil, is closed when killPending is set; blocking
-	// calls select on it. It is made on first use.
+	// dying, when not nil, is closed once the kill has woken the thread
+	// (killWoken); blocking calls select on it. It is made on first use.
 	// +checklocks:tg.mu
 	dying chan struct{}
 	// +checklocks:tg.mu
 	intr chan struct{}
 	// +checklocks:tg.mu
-	intrSig int
+	intrSig int32
+	// inCall is set while the thread is inside a call that a kill ends
+	// only on its way out (call.go): the thread's exit then waits for the
+	// call to return.
+	inCall atomic.Bool
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn sleepSlot
@@ -511,7 +521,7 @@ type sleep struct {
 func (t *Task) dyingChanLocked() chan struct{} {
 	if t.dying == nil {
 		t.dying = make(chan struct{})
-		if t.killPending {
+		if t.killWoken {
 			close(t.dying)
 		}
 	}
@@ -536,17 +546,34 @@ func (t *Task) dyingChanLocked() chan struct{} {
 // +checklocks:t.tg.mu
 func (t *Task) assertProcessLocked() { t.tg.mu.AssertHeld() }
 
-// markKilledLocked records a pending SIGKILL and wakes the thread's
-// blocking calls.
+// markKilledLocked records a pending SIGKILL and, with wake, wakes the
+// thread's blocking calls; without, the kill is part of an exit batch
+// whose start wakes it (wakeKilledLocked).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) markKilledLocked() {
+func (t *Task) markKilledLocked(wake bool) {
 	if t.killPending {
 		return
 	}
 	t.killPending = true
+	if wake {
+		t.wakeKilledLocked()
+	}
+}
+
+// wakeKilledLocked is the wake-up of a pending kill (signal_wake_up with
+// fatal set): dying is closed and an interruptible call interrupted, once.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) wakeKilledLocked() {
+	if !t.killPending || t.killWoken {
+		return
+	}
+	t.killWoken = true
 	if t.dying != nil {
 		close(t.dying)
 	}

@@ -162,10 +162,17 @@ func (k *Kernel) finishAll(ts []*Task) {
 }
 
 // finishExits runs the rest of do_exit for threads already marked exiting;
-// the exits they start join q. A thread killed in a call exits once the
-// call has returned (call.go). A namespace's child reaper goes last: its
-// exit may have to wait for the others' pids to be freed.
+// the exits they start join q. Threads killed in a call exit once their
+// calls have returned (call.go), and the batch's other exits wait for
+// that too: a woken call scans at once, while do_exit has a long way to
+// go to exit_notify, so the call sees its process's children before
+// another thread's exit hands them on (find_alive_thread does not pass
+// over a thread still in its call). A namespace's child reaper goes last:
+// its exit may have to wait for the others' pids to be freed.
 func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
+	for _, t := range ts {
+		t.awaitCallEnd()
+	}
 	for i, t := range ts {
 		if t.tg.ns.childReaper.Load() == t {
 			last := len(ts) - 1
@@ -174,7 +181,6 @@ func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
 		}
 	}
 	for _, t := range ts {
-		t.awaitCallEnd()
 		if !t.holdExitForTracer() {
 			t.exitNotify(q)
 		}

@@ -165,6 +165,11 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	case t.jobctl.has(jobctlTrapMask):
 		t.jobctl.clear(jobctlTrapMask)
 		code = t.eventStopCodeLocked()
+		if !t.jobctl.has(jobctlSeized) {
+			// do_jobctl_trap without PT_SEIZED: an attached thread of
+			// a stopped process traps with the stop's signal.
+			code = tg.stopSig
+		}
 	case t.tracePending|t.traceShared != 0:
 		sig, shared := t.dequeueTraceSignalLocked()
 		code, kind = int32(sig), jobctlSignalStop

@@ -22,7 +22,7 @@ package kernel
 // task until the call returns. It reports false, leaving no mark, when
 // the task is no longer running: the call must then fail with ESRCH.
 func (t *Task) enterCall() bool {
-	t.inCall.Store(true)
+	t.flags.set(flagInCall, true)
 	if !t.alive() {
 		t.leaveCall()
 		return false
@@ -33,7 +33,7 @@ func (t *Task) enterCall() bool {
 // leaveCall ends a call enterCall began. An exit waiting for it
 // (awaitCallEnd) goes on.
 func (t *Task) leaveCall() {
-	t.inCall.Store(false)
+	t.flags.set(flagInCall, false)
 	t.k.settle.notify()
 }
 
@@ -42,8 +42,8 @@ func (t *Task) leaveCall() {
 // never runs on the goroutine of its own call, so this cannot wait for
 // itself.
 func (t *Task) awaitCallEnd() {
-	if !t.inCall.Load() {
+	if !t.flags.has(flagInCall) {
 		return
 	}
-	t.k.Await(nil, func() bool { return !t.inCall.Load() })
+	t.k.Await(nil, func() bool { return !t.flags.has(flagInCall) })
 }

@@ -68,7 +68,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	child.user.Store(u)
 	// dup_task_struct copied the caller's flags before copy_process clears
 	// its PF_NPROC_EXCEEDED, once past the limit check.
-	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
+	child.flags.set(flagNprocExceeded, t.flags.swap(flagNprocExceeded, false))
 	undo := func() { u.uncharge(shard) }
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
@@ -273,7 +273,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			pg.mu.RUnlock()
 			p.Unlock(plan.CloneLink)
 		}
-		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
+		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.flags.has(flagChildrenClosed))) {
 			unlock() // moved meanwhile: start over with the new owners
 			continue
 		}

@@ -114,11 +114,11 @@ func (t *Task) beginExitLocked(status int32, wake bool) {
 	}
 	t.state.advance(taskRunning, taskExiting)
 	t.exitCode = status
-	t.exitEventDue.Store(t.tracer.Load() != nil && t.ptraceOptions&unix.PTRACE_O_TRACEEXIT != 0)
+	t.flags.set(flagExitEventDue, t.tracer.Load() != nil && t.ptraceOptions&unix.PTRACE_O_TRACEEXIT != 0)
 	t.markKilledLocked(wake)
 	tg.liveThreads--
 	if tg.liveThreads == 0 {
-		t.groupDead.Store(true)
+		t.flags.set(flagGroupDead, true)
 		tg.exitStatus = status
 		if tg.groupExiting {
 			tg.exitStatus = tg.groupExitCode
@@ -201,7 +201,7 @@ func (t *Task) wakeKilled() {
 // list after write_unlock_irq(&tasklist_lock). The exits it starts join q.
 func (t *Task) exitNotify(q *exitQueue) {
 	t.releaseVforkParent() // exit_mm's mm_release
-	if t.groupDead.Load() {
+	if t.flags.has(flagGroupDead) {
 		t.tg.dropMM() // exit_mm of the process's last thread
 	}
 	t.exitSem()
@@ -220,7 +220,7 @@ func (t *Task) exitNotify(q *exitQueue) {
 		t.zapPIDNamespace(q) // it resumes with becomeZombie once the namespace is empty
 		p.Lock(plan.ExitNotify)
 	}
-	if t.groupDead.Load() {
+	if t.flags.has(flagGroupDead) {
 		// The process's own group may lose its last link to the rest
 		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
 		tg := t.tg

@@ -42,10 +42,9 @@ type Task struct {
 	// nrChildren counts the processes whose parent is this thread; they
 	// sit on the process's children list. Written under tg.mu.
 	nrChildren atomic.Int32
-	// childrenClosed is set, under tg.mu, when this thread's exit has
-	// handed its children to a reaper; nothing may be adopted by it
-	// afterwards.
-	childrenClosed atomic.Bool
+	// flags holds the thread's one-bit states that are read without a
+	// lock (taskFlags).
+	flags taskFlags
 	// killPending is set when the thread has been sent SIGKILL (or its
 	// group is exiting). killWoken is set once the kill has woken the
 	// thread (markKilledLocked, wakeKilledLocked): dying (below) is
@@ -63,9 +62,8 @@ type Task struct {
 	// until the call takes it (signal_intr.go).
 	// +checklocks:tg.mu
 	intrArmed bool
-	// groupDead is set on the thread whose exit ended its process (the
-	// last live thread: group_dead in do_exit).
-	groupDead atomic.Bool
+	// +checklocks:tg.mu
+	intrSig int32
 	// childSeq numbers this thread's children in the order they joined
 	// its children list.
 	// +checklocks:tg.mu
@@ -85,12 +83,6 @@ type Task struct {
 	dying chan struct{}
 	// +checklocks:tg.mu
 	intr chan struct{}
-	// +checklocks:tg.mu
-	intrSig int32
-	// inCall is set while the thread is inside a call that a kill ends
-	// only on its way out (call.go): the thread's exit then waits for the
-	// call to return.
-	inCall atomic.Bool
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn sleepSlot
@@ -147,24 +139,55 @@ type Task struct {
 	traceStop int32
 	// +checklocks:tg.mu
 	eventOwed int32
-	// exitEventDue is set while an exiting thread whose tracer asked for
-	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
-	// there before exit_signals sets PF_EXITING, so until then the
-	// thread can still adopt its siblings' children (find_alive_thread).
-	// It is set under tg.mu; clearing it needs no lock, as the thread's
-	// own exit_notify takes tg.mu after it and hands on what it adopted.
-	exitEventDue atomic.Bool
-	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
-	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
-	// next execve fails with EAGAIN while it still is. A fork inherits
-	// it; a fork that passes the limit check clears the caller's.
-	nprocExceeded atomic.Bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
+
+// taskFlags is a thread's word of one-bit states read without a lock;
+// each bit says who writes it.
+type taskFlags struct{ w atomic.Uint32 }
+
+const (
+	// flagChildrenClosed is set, under tg.mu, when the thread's exit has
+	// handed its children to a reaper; nothing may be adopted by it
+	// afterwards.
+	flagChildrenClosed uint32 = 1 << iota
+	// flagGroupDead is set on the thread whose exit ended its process
+	// (the last live thread: group_dead in do_exit).
+	flagGroupDead
+	// flagExitEventDue is set while an exiting thread whose tracer asked
+	// for PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
+	// there before exit_signals sets PF_EXITING, so until then the
+	// thread can still adopt its siblings' children (find_alive_thread).
+	// It is set under tg.mu; clearing it needs no lock, as the thread's
+	// own exit_notify takes tg.mu after it and hands on what it adopted.
+	flagExitEventDue
+	// flagNprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found
+	// the new user over the task's RLIMIT_NPROC (flag_nproc_exceeded),
+	// and the next execve fails with EAGAIN while it still is. A fork
+	// inherits it; a fork that passes the limit check clears the
+	// caller's.
+	flagNprocExceeded
+	// flagInCall is set while the thread is inside a call that a kill
+	// ends only on its way out (call.go): the thread's exit then waits
+	// for the call to return.
+	flagInCall
+)
+
+func (f *taskFlags) has(bit uint32) bool { return f.w.Load()&bit != 0 }
+
+// swap sets bit to on and reports whether it was set before.
+func (f *taskFlags) swap(bit uint32, on bool) bool {
+	if on {
+		return f.w.Or(bit)&bit != 0
+	}
+	return f.w.And(^bit)&bit != 0
+}
+
+func (f *taskFlags) set(bit uint32, on bool) { f.swap(bit, on) }
 
 // tracerView is the tracer's view of a traced thread: its tracer, its
 // place on the list of the tracer's process, the stop the tracer's wait
@@ -591,7 +614,7 @@ func (t *Task) wakeKilledLocked() {
 func (tg *ThreadGroup) findAliveThreadLocked() (alive *Task) {
 	for t := tg.threads.head; t != nil && alive == nil; t = t.threadLink.next {
 		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
-		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.flags.has(flagExitEventDue)) && !t.flags.has(flagChildrenClosed) {
 			alive = t
 		}
 	}

@@ -225,6 +225,7 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, 
 	if tg.groupExiting || tg.execTask != nil || t.killPending {
 		return nil, unix.EINTR // group_exec_task: no thread joins an exec
 	}
+	t.inheritMaskLocked(child)
 	tracer := t.inheritTraceLocked(child, flags, traceOption)
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 		return nil, unix.ENOMEM // the namespace's init died meanwhile
@@ -306,6 +307,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
+		t.inheritMaskLocked(child)
 		tracer := t.inheritTraceLocked(child, flags, traceOption)
 		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed

@@ -135,6 +135,10 @@ type Task struct {
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees atomic.Int32
+	// sig is the thread's signal mask and queue (signal_mask.go), nil
+	// until it first blocks a signal.
+	// +checklocks:tg.mu
+	sig *sigState
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
@@ -269,6 +273,9 @@ type ThreadGroup struct {
 	liveThreads int32
 	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
 	unkillable bool
+	// pgrpShard is the shard of every group's members the process sits
+	// in (pgrpMembers).
+	pgrpShard uint8
 	// zapping is set while the process, a namespace init, is killing its
 	// namespace (zap_pid_ns_processes): its zombie children are reaped at
 	// once.
@@ -385,11 +392,13 @@ type ThreadGroup struct {
 
 	// pgrpLink is guarded by the process group's locks (pgrpMembers);
 	// joinSeq numbers the process's joining of its group, which orders
-	// the group's walks, and is written with it; pgrpShard is the shard
-	// of every group's members it sits in (pgrpMembers).
-	pgrpLink  seqLink[ThreadGroup]
-	joinSeq   uint64
-	pgrpShard uint8
+	// the group's walks, and is written with it.
+	pgrpLink seqLink[ThreadGroup]
+	joinSeq  uint64
+	// sharedPending is signal->shared_pending for the signals every
+	// thread blocks (signal_mask.go), nil until there is one.
+	// +checklocks:mu
+	sharedPending *sigQueue
 
 	// tracees lists the threads that this process's threads trace
 	// (ptrace.go).

@@ -35,7 +35,14 @@ func (t *Task) Fork() (*Task, error) {
 // target pid namespace's init has died (A13); EINTR when the caller's
 // process started exiting meanwhile.
 func (t *Task) Clone(args CloneArgs) (*Task, error) {
-	if !t.alive() {
+	if args.Flags&unix.CLONE_VFORK != 0 {
+		// The caller sleeps until the child execs or exits, and a kill
+		// meanwhile ends it only once the call has returned (call.go).
+		if !t.enterCall() {
+			return nil, unix.ESRCH
+		}
+		defer t.leaveCall()
+	} else if !t.alive() {
 		return nil, unix.ESRCH
 	}
 	flags := args.Flags &^ csignal
@@ -61,7 +68,7 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 	child.user.Store(u)
 	// dup_task_struct copied the caller's flags before copy_process clears
 	// its PF_NPROC_EXCEEDED, once past the limit check.
-	child.nprocExceeded.Store(t.nprocExceeded.Swap(false))
+	child.flags.set(flagNprocExceeded, t.flags.swap(flagNprocExceeded, false))
 	undo := func() { u.uncharge(shard) }
 	if limit := k.cfg.ThreadLimit; limit > 0 {
 		if k.nrThreads.Add(1) > int64(limit) {
@@ -218,6 +225,7 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, 
 	if tg.groupExiting || tg.execTask != nil || t.killPending {
 		return nil, unix.EINTR // group_exec_task: no thread joins an exec
 	}
+	t.inheritMaskLocked(child)
 	tracer := t.inheritTraceLocked(child, flags, traceOption)
 	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 		return nil, unix.ENOMEM // the namespace's init died meanwhile
@@ -266,7 +274,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			pg.mu.RUnlock()
 			p.Unlock(plan.CloneLink)
 		}
-		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.childrenClosed.Load())) {
+		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.flags.has(flagChildrenClosed))) {
 			unlock() // moved meanwhile: start over with the new owners
 			continue
 		}
@@ -299,6 +307,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 			ctg.hasChildSubreaper.Store(true)
 		}
 		ctg.pgrp.Store(pg)
+		t.inheritMaskLocked(child)
 		tracer := t.inheritTraceLocked(child, flags, traceOption)
 		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
 			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed

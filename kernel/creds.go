@@ -134,7 +134,7 @@ func (t *Task) commitUIDs(old, c *Creds) {
 // it afterwards. uid 0 is never marked.
 func (t *Task) flagNprocExceeded(to *User) {
 	limit := t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur
-	t.nprocExceeded.Store(to.counted() && uint64(to.Tasks()) > limit)
+	t.flags.set(flagNprocExceeded, to.counted() && uint64(to.Tasks()) > limit)
 }
 
 // checkNprocAtExec is do_execveat_common's recheck of a task that
@@ -142,13 +142,13 @@ func (t *Task) flagNprocExceeded(to *User) {
 // has more tasks than its RLIMIT_NPROC allows (zombies count until they
 // are released); once it has not, the mark is cleared for good.
 func (t *Task) checkNprocAtExec() error {
-	if t.nprocExceeded.Load() {
+	if t.flags.has(flagNprocExceeded) {
 		u := t.user.Load()
 		if u.counted() && uint64(u.Tasks()) > t.tg.rlimits.Load()[unix.RLIMIT_NPROC].Cur {
 			return unix.EAGAIN
 		}
 	}
-	t.nprocExceeded.Store(false)
+	t.flags.set(flagNprocExceeded, false)
 	return nil
 }
 

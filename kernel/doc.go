@@ -17,7 +17,11 @@
 // with an error result fails with ESRCH, before it looks at its
 // arguments; so it does for a zombie and for a reaped task. A call already
 // in progress when its task is killed may still complete, or ends with
-// EINTR (a blocking call) or ESRCH. Methods without an error result are
+// EINTR (a blocking call) or ESRCH. A blocking call looks for what it
+// waits for before it looks for the kill, where Linux's loop does (a
+// wait reaps a child that is ready by then), and the killed task's exit
+// runs once the call has returned, as Linux's task dies on its way back to
+// user space (call.go). Methods without an error result are
 // accessors, not calls: Getpid, Gettid, Getppid, Getpgrp, Getuid and the
 // other id getters, Creds, PrctlGetChildSubreaper, PrctlGetPdeathsig,
 // PIDIn, TGIDIn, Namespace, IPCNamespace, Parent, Exited, Stopped and

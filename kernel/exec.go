@@ -29,9 +29,12 @@ import (
 // already exiting or another thread's exec is under way; EINTR when the
 // caller is killed meanwhile (its exit is then under way).
 func (t *Task) Execve() error {
-	if !t.alive() {
+	// de_thread sleeps until the other threads are gone; a kill
+	// meanwhile ends the caller once the call has returned (call.go).
+	if !t.enterCall() {
 		return unix.ESRCH
 	}
+	defer t.leaveCall()
 	if err := t.checkNprocAtExec(); err != nil {
 		return err
 	}
@@ -66,7 +69,7 @@ func (t *Task) Execve() error {
 		}
 		for _, th := range victims {
 			th.assertProcessLocked() // +checklocksforce: th is a thread of tg
-			th.beginExitLocked(0)
+			th.beginExitLocked(0, true)
 		}
 		tg.releaseHeldExitsLocked(t)
 		tg.mu.Unlock()
@@ -190,12 +193,15 @@ func (t *Task) deThread(q *exitQueue) (*Task, error) {
 		site = plan.NoSite
 	}
 	p := t.k.plan
-	for {
+	for slept := false; ; slept = true {
 		p.Lock(site)
 		// The process lock guards the thread list and the states the
 		// siblings' exits change under it.
 		tg.mu.Lock()
-		if t.killPending {
+		// de_thread looks for a fatal signal after each sleep, before
+		// it counts the siblings again; a kill that came before the
+		// first count lets an exec with nothing to wait for complete.
+		if slept && t.killPending {
 			// Killed while waiting: the kill's exit takes over.
 			tg.endExecLocked()
 			t.jobctl.clear(jobctlInKernel)

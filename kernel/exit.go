@@ -34,7 +34,7 @@ func (t *Task) Exit(code int) error {
 		p.Unlock(plan.ExitStart)
 		return ErrInitExit
 	}
-	t.beginExitLocked(status)
+	t.beginExitLocked(status, true)
 	tg.mu.Unlock()
 	p.Unlock(plan.ExitStart)
 	t.k.finishAll([]*Task{t})
@@ -64,7 +64,7 @@ func (t *Task) ExitGroup(code int) error {
 	case tg.execTask != nil && !tg.groupExiting:
 		// Another thread's exec is killing its siblings: do_group_exit
 		// ends only the caller, with status 0.
-		t.beginExitLocked(0)
+		t.beginExitLocked(0, true)
 		victims = []*Task{t}
 	default:
 		if tg.liveThreads > 1 {
@@ -73,7 +73,7 @@ func (t *Task) ExitGroup(code int) error {
 			tg.markGroupExit(status)
 		}
 		tg.endJobControlLocked()
-		victims = tg.beginExitAllLocked(status)
+		victims = tg.beginExitAllLocked(status, true)
 	}
 	tg.mu.Unlock()
 	p.Unlock(plan.ExitStart)
@@ -100,11 +100,12 @@ func (tg *ThreadGroup) groupExitStatus() (int32, bool) {
 
 // beginExitLocked is the start of do_exit: PF_EXITING and the live count.
 // The thread that takes the count to zero fixes the process's status.
+// wake is markKilledLocked's: false for a thread an exit batch kills.
 //
 // Preconditions: t.tg.mu is held; t is running.
 //
 // +checklocks:t.tg.mu
-func (t *Task) beginExitLocked(status int32) {
+func (t *Task) beginExitLocked(status int32, wake bool) {
 	tg := t.tg
 	if t.jobctl.take(jobctlStopPending | jobctlStopInCall) {
 		// exit_signals: a thread that owes the group stop takes part
@@ -113,11 +114,11 @@ func (t *Task) beginExitLocked(status int32) {
 	}
 	t.state.advance(taskRunning, taskExiting)
 	t.exitCode = status
-	t.exitEventDue.Store(t.tracer.Load() != nil && t.ptraceOptions&unix.PTRACE_O_TRACEEXIT != 0)
-	t.markKilledLocked()
+	t.flags.set(flagExitEventDue, t.tracer.Load() != nil && t.ptraceOptions&unix.PTRACE_O_TRACEEXIT != 0)
+	t.markKilledLocked(wake)
 	tg.liveThreads--
 	if tg.liveThreads == 0 {
-		t.groupDead.Store(true)
+		t.flags.set(flagGroupDead, true)
 		tg.exitStatus = status
 		if tg.groupExiting {
 			tg.exitStatus = tg.groupExitCode
@@ -132,12 +133,13 @@ func (t *Task) beginExitLocked(status int32) {
 	}
 }
 
-// beginExitAllLocked starts the exit of every running thread of tg.
+// beginExitAllLocked starts the exit of every running thread of tg; wake
+// as for beginExitLocked.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
+func (tg *ThreadGroup) beginExitAllLocked(status int32, wake bool) []*Task {
 	var victims []*Task
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		if t.state.Load() == taskRunning {
@@ -146,7 +148,7 @@ func (tg *ThreadGroup) beginExitAllLocked(status int32) []*Task {
 	}
 	for _, t := range victims {
 		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
-		t.beginExitLocked(status)
+		t.beginExitLocked(status, wake)
 	}
 	return victims
 }
@@ -160,9 +162,17 @@ func (k *Kernel) finishAll(ts []*Task) {
 }
 
 // finishExits runs the rest of do_exit for threads already marked exiting;
-// the exits they start join q. A namespace's child reaper goes last: its
-// exit may have to wait for the others' pids to be freed.
+// the exits they start join q. Threads killed in a call exit once their
+// calls have returned (call.go), and the batch's other exits wait for
+// that too: a woken call scans at once, while do_exit has a long way to
+// go to exit_notify, so the call sees its process's children before
+// another thread's exit hands them on (find_alive_thread does not pass
+// over a thread still in its call). A namespace's child reaper goes last:
+// its exit may have to wait for the others' pids to be freed.
 func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
+	for _, t := range ts {
+		t.awaitCallEnd()
+	}
 	for i, t := range ts {
 		if t.tg.ns.childReaper.Load() == t {
 			last := len(ts) - 1
@@ -177,13 +187,21 @@ func (k *Kernel) finishExits(ts []*Task, q *exitQueue) {
 	}
 }
 
+// wakeKilled is wakeKilledLocked under the thread's process lock.
+func (t *Task) wakeKilled() {
+	// The process lock guards the kill's channels and the interrupt.
+	t.tg.mu.Lock()
+	t.wakeKilledLocked()
+	t.tg.mu.Unlock()
+}
+
 // exitNotify is exit_notify: hand the children to a reaper, become a
 // zombie, and tell the parent or reap oneself. What it finds dead is
 // released once its section is over, as exit_notify releases its dead
 // list after write_unlock_irq(&tasklist_lock). The exits it starts join q.
 func (t *Task) exitNotify(q *exitQueue) {
 	t.releaseVforkParent() // exit_mm's mm_release
-	if t.groupDead.Load() {
+	if t.flags.has(flagGroupDead) {
 		t.tg.dropMM() // exit_mm of the process's last thread
 	}
 	t.exitSem()
@@ -202,7 +220,7 @@ func (t *Task) exitNotify(q *exitQueue) {
 		t.zapPIDNamespace(q) // it resumes with becomeZombie once the namespace is empty
 		p.Lock(plan.ExitNotify)
 	}
-	if t.groupDead.Load() {
+	if t.flags.has(flagGroupDead) {
 		// The process's own group may lose its last link to the rest
 		// of the session with it (kill_orphaned_pgrp(leader, NULL)).
 		tg := t.tg

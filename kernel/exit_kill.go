@@ -34,7 +34,7 @@ func (tg *ThreadGroup) killLocked(status int32, b *exitBatch) {
 	tg.groupExitCode = status
 	tg.markGroupExit(status)
 	tg.endJobControlLocked()
-	victims := tg.beginExitAllLocked(status)
+	victims := tg.beginExitAllLocked(status, b == nil)
 	if b != nil {
 		*b = append(*b, victims...)
 		return
@@ -72,10 +72,15 @@ func (q *exitQueue) push(b exitBatch) {
 }
 
 // drain runs the queued batches, and those their exits queue, in order.
+// A batch's kills wake their threads as it starts, the step that killed
+// them being over.
 func (q *exitQueue) drain(k *Kernel) {
 	for len(*q) > 0 {
 		b := (*q)[0]
 		*q = (*q)[1:]
+		for _, t := range b {
+			t.wakeKilled()
+		}
 		k.finishExits(b, q)
 	}
 }

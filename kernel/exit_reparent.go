@@ -28,7 +28,7 @@ func (t *Task) forgetOriginalParent(dead *deadList, q *exitQueue) (zap, zombie b
 		ns.childReaper.Store(alive) // find_child_reaper
 	}
 	if t.nrChildren.Load() == 0 {
-		t.childrenClosed.Store(true)
+		t.flags.set(flagChildrenClosed, true)
 		tg.mu.Unlock()
 		return false, false
 	}
@@ -124,7 +124,7 @@ func (t *Task) lockNewReaper() (reaper *Task) {
 		// The namespace init's serial is lower than any other process's
 		// in the namespace.
 		lockPair(rtg, tg)
-		if tg.ns.childReaper.Load() == reaper && !reaper.childrenClosed.Load() {
+		if tg.ns.childReaper.Load() == reaper && !reaper.flags.has(flagChildrenClosed) {
 			return reaper
 		}
 		unlockPair(rtg, tg)
@@ -170,7 +170,7 @@ func (tg *ThreadGroup) moveChildrenWithinLocked(father, reaper *Task) []*ThreadG
 			tg.markJobLocked(c)
 		}
 	}
-	father.childrenClosed.Store(true)
+	father.flags.set(flagChildrenClosed, true)
 	return moved
 }
 
@@ -206,7 +206,7 @@ func moveChildrenAcrossLocked(father, reaper *Task) (moved, dead []*ThreadGroup)
 			c.hasChildSubreaper.Store(true)
 		}
 	}
-	father.childrenClosed.Store(true)
+	father.flags.set(flagChildrenClosed, true)
 	for _, c := range jobs {
 		to.markJobLocked(c) // the new parent may report the stop or continue
 	}
@@ -319,7 +319,7 @@ func (t *Task) zapPIDNamespace(q *exitQueue) {
 	ns.whenDrained(threshold, func() {
 		// Adoption checks childrenClosed under the process lock.
 		tg.mu.Lock()
-		t.childrenClosed.Store(true)
+		t.flags.set(flagChildrenClosed, true)
 		tg.mu.Unlock()
 		t.becomeZombieNow()
 	})

@@ -381,7 +381,7 @@ func (c *checker) checkParent(tg *ThreadGroup, id int32, zombie bool) {
 		c.fail("process %d changed parent during the check", id)
 		return
 	}
-	if parent.state.Load() == taskDead || parent.childrenClosed.Load() {
+	if parent.state.Load() == taskDead || parent.flags.has(flagChildrenClosed) {
 		c.fail("process %d: parent thread %d can no longer adopt", id, parent.pid.Load().nrs[0])
 	}
 	listed := false

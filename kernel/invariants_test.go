@@ -44,7 +44,7 @@ func TestInvariantCheckerCatchesCorruption(t *testing.T) {
 			e.init.tg.mu.Unlock()
 		}},
 		{"released task published", func() { th.state.v.Store(int32(taskDead)) }, func() { th.state.v.Store(int32(taskRunning)) }},
-		{"parent closed", func() { e.init.childrenClosed.Store(true) }, func() { e.init.childrenClosed.Store(false) }},
+		{"parent closed", func() { e.init.flags.set(flagChildrenClosed, true) }, func() { e.init.flags.set(flagChildrenClosed, false) }},
 		{"child reaper", func() { e.k.rootNS.childReaper.Store(p) }, func() { e.k.rootNS.childReaper.Store(e.init) }},
 	} {
 		tc.corrupt()

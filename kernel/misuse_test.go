@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -199,6 +200,14 @@ func exitedCalls(e *env, semID int) []exitedCall {
 			return t.Semtimedop(ctx(), semID, []sem.Sembuf{{Num: 0, Op: -1}}, &unix.Timespec{Sec: 1})
 		}},
 		{"Semctl", func(t *Task) error { return two(t.Semctl(semID, 0, sem.GETVAL, sem.Semun{})) }},
+		{"Sigprocmask", func(t *Task) error {
+			set := SigSetOf(int(unix.SIGUSR1))
+			return two(t.Sigprocmask(unix.SIG_BLOCK, &set))
+		}},
+		{"Sigpending", func(t *Task) error { return two(t.Sigpending()) }},
+		{"Sigsuspend", func(t *Task) error { return t.Sigsuspend(ctx(), 0) }},
+		{"Sigtimedwait", func(t *Task) error { return two(t.Sigtimedwait(ctx(), SigSetOf(int(unix.SIGUSR1)), time.Second)) }},
+		{"Tkill", func(t *Task) error { return t.Tkill(1, 0) }},
 	}
 }
 

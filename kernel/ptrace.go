@@ -202,7 +202,16 @@ func (t *Task) ptraceAttach(target *Task, seize bool, addr, data uint64) error {
 	linkTracerLocked(t, target, seize)
 	target.ptraceOptions = opts
 	if ttg.stopped && target.state.Load() == taskRunning {
-		target.jobctl.set(jobctlStopPending)
+		if target.jobctl.has(jobctlStopPending | jobctlStopInCall) {
+			// It still owes the group stop: it takes part in it
+			// through a trap.
+			target.jobctl.set(jobctlStopPending)
+		} else {
+			// task_is_stopped: it took part already. It owes a trap
+			// for the stop (JOBCTL_TRAP_STOP) and no second part in
+			// it, so a stop other threads still owe stays unfinished.
+			target.jobctl.set(jobctlTrapStop)
+		}
 	}
 	if !seize {
 		ttg.sendThreadSignalLocked(target, int(unix.SIGSTOP), true) // send_sig_info(SIGSTOP, SEND_SIG_PRIV)

@@ -145,6 +145,14 @@ func (t *Task) waitVforkDone(done chan struct{}) bool {
 	case <-done:
 		return true
 	case <-dying:
-		return false
+		// do_wait_for_common tests the completion before the signal:
+		// a child that execed or exited in the step that killed the
+		// caller completes the wait.
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
 }

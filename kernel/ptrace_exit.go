@@ -210,7 +210,7 @@ func (t *Task) notifyTracer() bool {
 // task_stopped_code reports only a task still in TASK_TRACED.
 func (t *Task) holdExitForTracer() bool {
 	// From here the thread counts as alive only while held at the stop.
-	defer t.exitEventDue.Store(false)
+	defer t.flags.set(flagExitEventDue, false)
 	tracer := t.tracer.Load()
 	if tracer == nil {
 		return false

@@ -165,6 +165,11 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 	case t.jobctl.has(jobctlTrapMask):
 		t.jobctl.clear(jobctlTrapMask)
 		code = t.eventStopCodeLocked()
+		if !t.jobctl.has(jobctlSeized) {
+			// do_jobctl_trap without PT_SEIZED: an attached thread of
+			// a stopped process traps with the stop's signal.
+			code = tg.stopSig
+		}
 	case t.tracePending|t.traceShared != 0:
 		sig, shared := t.dequeueTraceSignalLocked()
 		code, kind = int32(sig), jobctlSignalStop
@@ -255,11 +260,21 @@ func (t *Task) resumeTracedLocked(sig int, b *exitBatch) {
 		tg.wakeStoppedLocked()
 		return
 	}
-	wasSignal := t.jobctl.has(jobctlSignalStop)
+	wasSignal, fromShared := t.jobctl.has(jobctlSignalStop), t.jobctl.has(jobctlSignalShared)
 	t.traceStop = 0
 	t.jobctl.clear(jobctlSignalStopMask | jobctlListening)
 	stale := sigDefaultStops(sig) && !t.jobctl.has(jobctlStopDequeued) && tg.sighand.Load().action(sig).Handler == SigDfl
-	if sig != 0 && wasSignal && !stale {
+	switch {
+	case sig == 0 || !wasSignal || stale:
+	case t.blocksLocked(sig):
+		// ptrace_signal requeues a signal the tracee now blocks, on
+		// the queue it was dequeued from.
+		if fromShared {
+			tg.sharedQueueLocked().add(sig)
+		} else {
+			t.sig.pending.add(sig)
+		}
+	default:
 		// get_signal acts on it as the tracee's own: SIGKILL and
 		// SIGSTOP reach even an init (SIGNAL_UNKILLABLE spares only the
 		// signals it may catch). A default-action stop signal does

@@ -75,11 +75,17 @@ func (t *Task) Semop(ctx context.Context, id int, ops []sem.Sembuf) error {
 
 // Semtimedop is semtimedop(2); a nil timeout waits without limit, and ctx
 // is as for Semop.
+//
+// A kill ends the task once the call has returned (call.go): a sleeper
+// whose operation a waker completed returns 0 even when killed (ipc/sem.c
+// reads queue.status before it looks for a signal), and its exit_sem then
+// applies an undo list that holds the operation's adjustment.
 func (t *Task) Semtimedop(ctx context.Context, id int, ops []sem.Sembuf, timeout *unix.Timespec) error {
 	ctx = orBackground(ctx)
-	if !t.alive() {
+	if !t.enterCall() {
 		return unix.ESRCH
 	}
+	defer t.leaveCall()
 	withUndo := false
 	for _, op := range ops {
 		withUndo = withUndo || op.Flg&sem.SEM_UNDO != 0

@@ -179,12 +179,14 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		return // prepare_signal: a dying process drops what it is sent
 	}
 	// prepare_signal: SIGCONT and the stop signals flush each other,
-	// from the signals traced threads keep for their tracers too.
+	// from the pending queues and the signals traced threads keep for
+	// their tracers too.
 	switch {
 	case sig == int(unix.SIGCONT):
 		tg.continueLocked(b)
 	case sigDefaultStops(sig):
 		tg.flushTracedLocked(sigBit(int(unix.SIGCONT)))
+		tg.flushPendingLocked(SigSetOf(int(unix.SIGCONT)))
 	}
 	addressee := target
 	if addressee == nil {
@@ -193,7 +195,15 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	if shared {
 		// complete_signal runs after prepare_signal: a SIGCONT has
 		// continued the process by now.
-		target = tg.completeSignalTargetLocked(target)
+		target = tg.completeSignalTargetLocked(target, sig)
+	}
+	// A thread in sigtimedwait for sig dequeues it itself; a blocked
+	// signal waits on its queue (signal_mask.go).
+	if target != nil && target.catchForWaitLocked(sig, shared, force) { // +checklocksignore: target is a thread of tg
+		return
+	}
+	if tg.queueHeldLocked(target, shared, sig) {
+		return
 	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// prepare_signal (sig_ignored) and complete_signal judge by the
@@ -212,7 +222,7 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		}
 		// A traced thread stops for every other signal but SIGKILL,
 		// whatever its disposition (ptrace_signal): its tracer decides.
-		if taker := tg.signalTakerLocked(target); taker != nil && taker.tracer.Load() != nil &&
+		if taker := tg.signalTakerLocked(target, sig); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
 			taker.traceSignalLocked(sig, shared) // +checklocksignore: taker.tg is tg, asserted there
 			return
@@ -362,7 +372,7 @@ func (tg *ThreadGroup) sendThreadSignalLocked(t *Task, sig int, force bool) {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) wakeSignalTargetLocked(target *Task, sig int) {
-	if target = tg.signalTakerLocked(target); target != nil {
+	if target = tg.signalTakerLocked(target, sig); target != nil {
 		target.interruptLocked(sig) // +checklocksignore: target.tg is tg, asserted there
 	}
 }

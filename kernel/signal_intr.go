@@ -31,29 +31,32 @@ import (
 // signal is restarted rather than failing with EINTR.
 const SaRestart = 0x10000000
 
-// signalTakerLocked is the thread that takes a signal sent to the
-// process: target for a thread-directed one, or the one complete_signal
-// chose; otherwise complete_signal's choice for a signal sent through the
+// signalTakerLocked is the thread that takes sig sent to the process:
+// target for a thread-directed one, or the one complete_signal chose;
+// otherwise complete_signal's choice for a signal sent through the
 // leader. When no thread wants it, the signal waits, shared, for a thread
 // to take it: the model gives it to the leader, or the first running
-// thread once the leader has exited; nil if none is running.
+// thread once the leader has exited, among those that do not block it;
+// nil if there is none.
 //
 // Preconditions: tg.mu is held.
 //
 // +checklocks:tg.mu
-func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
+func (tg *ThreadGroup) signalTakerLocked(target *Task, sig int) *Task {
 	if target != nil {
 		return target
 	}
-	if t := tg.completeSignalTargetLocked(nil); t != nil {
+	if t := tg.completeSignalTargetLocked(nil, sig); t != nil {
 		return t
 	}
 	leader := tg.leader.Load()
-	if leader.state.Load() == taskRunning {
+	leader.assertProcessLocked() // +checklocksforce: the leader is a thread of tg
+	if leader.state.Load() == taskRunning && !leader.blocksLocked(sig) {
 		return leader
 	}
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		if t.state.Load() == taskRunning {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		if t.state.Load() == taskRunning && !t.blocksLocked(sig) {
 			return t
 		}
 	}
@@ -74,11 +77,11 @@ func (tg *ThreadGroup) signalTakerLocked(target *Task) *Task {
 // +checklocksignore: p and the threads it walks are tg's, which checklocks
 // cannot see, and a forced hold may not reach its returns; each
 // wantsSignalLocked asserts the lock at run time.
-func (tg *ThreadGroup) completeSignalTargetLocked(p *Task) *Task {
+func (tg *ThreadGroup) completeSignalTargetLocked(p *Task, sig int) *Task {
 	if p == nil {
 		p = tg.leader.Load()
 	}
-	if p.wantsSignalLocked() {
+	if p.wantsSignalLocked(sig) {
 		return p
 	}
 	if tg.threads.len <= 1 {
@@ -89,7 +92,7 @@ func (tg *ThreadGroup) completeSignalTargetLocked(p *Task) *Task {
 		start = tg.threads.head
 	}
 	for t := start; ; {
-		if t.wantsSignalLocked() {
+		if t.wantsSignalLocked(sig) {
 			tg.currTarget = t
 			return t
 		}
@@ -140,18 +143,18 @@ func (tg *ThreadGroup) noteThreadsLocked() {
 	}
 }
 
-// wantsSignalLocked is wants_signal: the thread runs, is not being
-// killed, is neither in a ptrace stop nor, unless a tracer resumed it,
-// stopped with its process, and has no signal pending yet (a sleeping
-// thread woken for one, here a ptrace stop it owes, leaves the next to
-// another thread).
+// wantsSignalLocked is wants_signal for sig: the thread does not block
+// it, runs, is not being killed, is neither in a ptrace stop nor, unless
+// a tracer resumed it, stopped with its process, and has no signal
+// pending yet (a sleeping thread woken for one, here a ptrace stop it
+// owes, leaves the next to another thread).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) wantsSignalLocked() bool {
+func (t *Task) wantsSignalLocked(sig int) bool {
 	t.assertProcessLocked()
-	return t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
+	return !t.blocksLocked(sig) && t.state.Load() == taskRunning && !t.killPending && t.traceStop == 0 &&
 		(t.tracer.Load() != nil || !t.tg.stopped) && !t.owesTraceStopLocked()
 }
 
@@ -170,10 +173,10 @@ func (t *Task) interruptLocked(sig int) {
 		return
 	}
 	if t.intrSig != 0 {
-		t.intrSig = firstSignal(t.intrSig, sig)
+		t.intrSig = int32(firstSignal(int(t.intrSig), sig))
 		return
 	}
-	t.intrSig = sig
+	t.intrSig = int32(sig)
 	t.intrChanLocked()
 	close(t.intr)
 	t.k.async.Add(1) // until the call takes it (disarmLocked)
@@ -202,7 +205,7 @@ func (t *Task) intrChanLocked() chan struct{} {
 func (t *Task) armLocked() <-chan struct{} {
 	t.intrArmed = true
 	ch := t.intrChanLocked()
-	if t.killPending {
+	if t.killWoken {
 		t.interruptLocked(int(unix.SIGKILL))
 	}
 	return ch
@@ -228,7 +231,7 @@ func (t *Task) disarmLocked() int {
 //
 // +checklocks:t.tg.mu
 func (t *Task) takeLocked(joinStop bool) int {
-	sig := t.intrSig
+	sig := int(t.intrSig)
 	if sig != 0 {
 		t.intrSig = 0
 		t.intr = nil

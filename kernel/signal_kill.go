@@ -296,6 +296,13 @@ func (t *Task) Tgkill(tgid, tid, sig int) error {
 	if p == nil || p.TGIDIn(ns) != tgid {
 		return unix.ESRCH
 	}
+	return t.sendSpecific(p, sig)
+}
+
+// sendSpecific is do_send_specific's delivery of sig to thread p, once p
+// is found: EINVAL for an invalid signal, EPERM, or 0 (signal 0 only
+// probes).
+func (t *Task) sendSpecific(p *Task, sig int) error {
 	if err := t.checkKillPermission(p, sig); err != nil || sig == 0 {
 		return err
 	}

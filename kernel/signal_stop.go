@@ -171,6 +171,7 @@ func (tg *ThreadGroup) participateLocked() {
 func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.stopPending, tg.stopWaiting = 0, 0
 	tg.flushTracedLocked(stopSignals)
+	tg.flushPendingLocked(SigSet(stopSignals))
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
 		// task_clear_jobctl_pending(JOBCTL_STOP_PENDING) clears

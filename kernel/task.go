@@ -42,24 +42,28 @@ type Task struct {
 	// nrChildren counts the processes whose parent is this thread; they
 	// sit on the process's children list. Written under tg.mu.
 	nrChildren atomic.Int32
-	// childrenClosed is set, under tg.mu, when this thread's exit has
-	// handed its children to a reaper; nothing may be adopted by it
-	// afterwards.
-	childrenClosed atomic.Bool
+	// flags holds the thread's one-bit states that are read without a
+	// lock (taskFlags).
+	flags taskFlags
 	// killPending is set when the thread has been sent SIGKILL (or its
-	// group is exiting): blocking calls return EINTR, and dying (below)
-	// is closed.
+	// group is exiting). killWoken is set once the kill has woken the
+	// thread (markKilledLocked, wakeKilledLocked): dying (below) is
+	// closed and an interruptible call interrupted. A kill that comes out
+	// of another task's exit step (an exitBatch) wakes the thread only
+	// when the step is over, as Linux's killed task runs only once the
+	// section that killed it has dropped tasklist_lock.
 	// +checklocks:tg.mu
 	killPending bool
+	// +checklocks:tg.mu
+	killWoken bool
 	// intrArmed is set while the thread sleeps in an interruptible call
 	// (wait4, waitid, semop); intr (below), made on first use, is closed
 	// when a signal interrupts that sleep, and intrSig records which one
 	// until the call takes it (signal_intr.go).
 	// +checklocks:tg.mu
 	intrArmed bool
-	// groupDead is set on the thread whose exit ended its process (the
-	// last live thread: group_dead in do_exit).
-	groupDead atomic.Bool
+	// +checklocks:tg.mu
+	intrSig int32
 	// childSeq numbers this thread's children in the order they joined
 	// its children list.
 	// +checklocks:tg.mu
@@ -73,14 +77,12 @@ type Task struct {
 	jobs [2]jobQueue
 	// threadLink is guarded by tg.mu, through the thread list.
 	threadLink link[Task]
-	// dying, when not nil, is closed when killPending is set; blocking
-	// calls select on it. It is made on first use.
+	// dying, when not nil, is closed once the kill has woken the thread
+	// (killWoken); blocking calls select on it. It is made on first use.
 	// +checklocks:tg.mu
 	dying chan struct{}
 	// +checklocks:tg.mu
 	intr chan struct{}
-	// +checklocks:tg.mu
-	intrSig int
 
 	// sleepingOn holds the channels a blocking wait in progress sleeps on.
 	sleepingOn sleepSlot
@@ -133,28 +135,63 @@ type Task struct {
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees atomic.Int32
+	// sig is the thread's signal mask and queue (signal_mask.go), nil
+	// until it first blocks a signal.
+	// +checklocks:tg.mu
+	sig *sigState
 	// +checklocks:tg.mu
 	traceStop int32
 	// +checklocks:tg.mu
 	eventOwed int32
-	// exitEventDue is set while an exiting thread whose tracer asked for
-	// PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
-	// there before exit_signals sets PF_EXITING, so until then the
-	// thread can still adopt its siblings' children (find_alive_thread).
-	// It is set under tg.mu; clearing it needs no lock, as the thread's
-	// own exit_notify takes tg.mu after it and hands on what it adopted.
-	exitEventDue atomic.Bool
-	// nprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found the
-	// new user over the task's RLIMIT_NPROC (flag_nproc_exceeded), and the
-	// next execve fails with EAGAIN while it still is. A fork inherits
-	// it; a fork that passes the limit check clears the caller's.
-	nprocExceeded atomic.Bool
 	// userShard is the shard of its user's member lists the task sits in,
 	// fixed at clone.
 	userShard uint8
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }
+
+// taskFlags is a thread's word of one-bit states read without a lock;
+// each bit says who writes it.
+type taskFlags struct{ w atomic.Uint32 }
+
+const (
+	// flagChildrenClosed is set, under tg.mu, when the thread's exit has
+	// handed its children to a reaper; nothing may be adopted by it
+	// afterwards.
+	flagChildrenClosed uint32 = 1 << iota
+	// flagGroupDead is set on the thread whose exit ended its process
+	// (the last live thread: group_dead in do_exit).
+	flagGroupDead
+	// flagExitEventDue is set while an exiting thread whose tracer asked
+	// for PTRACE_O_TRACEEXIT has not reached that stop yet: do_exit stops
+	// there before exit_signals sets PF_EXITING, so until then the
+	// thread can still adopt its siblings' children (find_alive_thread).
+	// It is set under tg.mu; clearing it needs no lock, as the thread's
+	// own exit_notify takes tg.mu after it and hands on what it adopted.
+	flagExitEventDue
+	// flagNprocExceeded is PF_NPROC_EXCEEDED: a change of real uid found
+	// the new user over the task's RLIMIT_NPROC (flag_nproc_exceeded),
+	// and the next execve fails with EAGAIN while it still is. A fork
+	// inherits it; a fork that passes the limit check clears the
+	// caller's.
+	flagNprocExceeded
+	// flagInCall is set while the thread is inside a call that a kill
+	// ends only on its way out (call.go): the thread's exit then waits
+	// for the call to return.
+	flagInCall
+)
+
+func (f *taskFlags) has(bit uint32) bool { return f.w.Load()&bit != 0 }
+
+// swap sets bit to on and reports whether it was set before.
+func (f *taskFlags) swap(bit uint32, on bool) bool {
+	if on {
+		return f.w.Or(bit)&bit != 0
+	}
+	return f.w.And(^bit)&bit != 0
+}
+
+func (f *taskFlags) set(bit uint32, on bool) { f.swap(bit, on) }
 
 // tracerView is the tracer's view of a traced thread: its tracer, its
 // place on the list of the tracer's process, the stop the tracer's wait
@@ -236,6 +273,9 @@ type ThreadGroup struct {
 	liveThreads int32
 	// unkillable is SIGNAL_UNKILLABLE: the process is a namespace init.
 	unkillable bool
+	// pgrpShard is the shard of every group's members the process sits
+	// in (pgrpMembers).
+	pgrpShard uint8
 	// zapping is set while the process, a namespace init, is killing its
 	// namespace (zap_pid_ns_processes): its zombie children are reaped at
 	// once.
@@ -352,11 +392,13 @@ type ThreadGroup struct {
 
 	// pgrpLink is guarded by the process group's locks (pgrpMembers);
 	// joinSeq numbers the process's joining of its group, which orders
-	// the group's walks, and is written with it; pgrpShard is the shard
-	// of every group's members it sits in (pgrpMembers).
-	pgrpLink  seqLink[ThreadGroup]
-	joinSeq   uint64
-	pgrpShard uint8
+	// the group's walks, and is written with it.
+	pgrpLink seqLink[ThreadGroup]
+	joinSeq  uint64
+	// sharedPending is signal->shared_pending for the signals every
+	// thread blocks (signal_mask.go), nil until there is one.
+	// +checklocks:mu
+	sharedPending *sigQueue
 
 	// tracees lists the threads that this process's threads trace
 	// (ptrace.go).
@@ -511,7 +553,7 @@ type sleep struct {
 func (t *Task) dyingChanLocked() chan struct{} {
 	if t.dying == nil {
 		t.dying = make(chan struct{})
-		if t.killPending {
+		if t.killWoken {
 			close(t.dying)
 		}
 	}
@@ -536,17 +578,34 @@ func (t *Task) dyingChanLocked() chan struct{} {
 // +checklocks:t.tg.mu
 func (t *Task) assertProcessLocked() { t.tg.mu.AssertHeld() }
 
-// markKilledLocked records a pending SIGKILL and wakes the thread's
-// blocking calls.
+// markKilledLocked records a pending SIGKILL and, with wake, wakes the
+// thread's blocking calls; without, the kill is part of an exit batch
+// whose start wakes it (wakeKilledLocked).
 //
 // Preconditions: t.tg.mu is held.
 //
 // +checklocks:t.tg.mu
-func (t *Task) markKilledLocked() {
+func (t *Task) markKilledLocked(wake bool) {
 	if t.killPending {
 		return
 	}
 	t.killPending = true
+	if wake {
+		t.wakeKilledLocked()
+	}
+}
+
+// wakeKilledLocked is the wake-up of a pending kill (signal_wake_up with
+// fatal set): dying is closed and an interruptible call interrupted, once.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) wakeKilledLocked() {
+	if !t.killPending || t.killWoken {
+		return
+	}
+	t.killWoken = true
 	if t.dying != nil {
 		close(t.dying)
 	}
@@ -564,7 +623,7 @@ func (t *Task) markKilledLocked() {
 func (tg *ThreadGroup) findAliveThreadLocked() (alive *Task) {
 	for t := tg.threads.head; t != nil && alive == nil; t = t.threadLink.next {
 		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
-		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.exitEventDue.Load()) && !t.childrenClosed.Load() {
+		if (t.state.Load() == taskRunning || t.jobctl.has(jobctlExitHeld) || t.flags.has(flagExitEventDue)) && !t.flags.has(flagChildrenClosed) {
 			alive = t
 		}
 	}

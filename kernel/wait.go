@@ -111,6 +111,13 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // process's wait event until one is ready, or fail with ECHILD when none
 // is eligible.
 //
+// Each round of its loop is one scan under the process lock (waitScan),
+// whose step the loop acts on. As in do_wait, the scan comes before the
+// test for a pending signal: a wait woken by a kill, or killed while the
+// news it waits for was being made, still reports (and reaps) a child
+// that is ready by then, and its task dies once the call has returned
+// (call.go).
+//
 // A signal that interrupts the sleep (signal_intr.go) makes do_wait return
 // -ERESTARTSYS once a rescan finds nothing to report: a handler without
 // SA_RESTART ends the call with EINTR; a stop, SA_RESTART or a signal no
@@ -120,111 +127,158 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 // runs before the restart would.
 func (t *Task) doWait(ctx context.Context, sel waitSelector, opts int) (WaitResult, error) {
 	ctx = orBackground(ctx)
-	tg := t.tg
-	p := t.k.plan
+	if !t.enterCall() {
+		return WaitResult{}, unix.ESRCH
+	}
+	defer t.leaveCall()
 	t.arm() // the whole call is interruptible, its scans included
 	defer t.disarm()
+	l := waitLoop{sel: sel, opts: opts}
 	// The waiter goes on the process's queue only once the call sleeps:
 	// a call that finds its answer at once never takes the lock again to
 	// leave it.
-	var w *childWait
 	defer func() {
-		if w != nil {
-			tg.dequeueWaiter(w)
+		if l.w != nil {
+			t.tg.dequeueWaiter(l.w)
 		}
 	}()
-	sig := 0            // an interrupting signal taken and not yet acted on
-	outForStop := false // the call left to stop and has not restarted
-	// woken marks a sleep just ended by a signal: do_wait scans again
-	// before it returns -ERESTARTSYS, so a child ready by then (the one
-	// whose exit sent the signal) is reported before get_signal stops the
-	// thread.
-	woken := false
 	for {
 		if !sel.all && !sel.exists() {
 			return WaitResult{}, unix.ECHILD // C4
 		}
-		// The process lock guards its children lists and ready lists, and
-		// a claim under it is exclusive (C9); a plan's table lock comes
-		// first (do_wait scans under tasklist_lock).
-		p.Lock(plan.WaitScan)
-		tg.mu.Lock()
-		if t.killPending {
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			return WaitResult{}, unix.EINTR
-		}
-		if resume := t.stopWaitLocked(); resume != nil && !woken {
-			// A stopped process makes no progress until continued.
-			t.joinStopLocked()
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			s, err := t.sleepIntr(ctx, resume)
+		switch t.waitScan(&l) {
+		case waitReturn:
+			if l.err != nil {
+				return WaitResult{}, l.err
+			}
+			l.ev.finish()
+			return l.ev.res, nil
+		case waitStopped:
+			// A stopped process makes no progress until continued; a
+			// kill ends the call in get_signal, without a rescan.
+			s, err := t.sleepIntr(ctx, l.sleepOn)
 			if err != nil {
 				return WaitResult{}, err
 			}
-			sig = firstSignal(sig, s)
-			outForStop = true
-			continue
-		}
-		if outForStop {
-			outForStop = false
-			if sig != 0 && !t.waitRestarts(sig) {
-				tg.mu.Unlock()
-				p.Unlock(plan.WaitScan)
-				return WaitResult{}, unix.EINTR
+			l.sig = firstSignal(l.sig, s)
+			l.outForStop = true
+		case waitSleep:
+			s, err := t.sleepIntrThen(ctx, l.sleepOn, false)
+			if err != nil && ctx.Err() != nil {
+				return WaitResult{}, err
 			}
-			sig = 0 // restarted
+			// A kill wakes the call for one more scan, like any signal.
+			l.sig, l.woken = s, s != 0 || err != nil
 		}
-		switch ev, outcome := t.collectLocked(sel, opts); outcome {
-		case waitFound:
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			ev.finish()
-			return ev.res, nil
-		case waitVanished:
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			continue // the event went to another waiter: look again
-		}
-		if !t.anyEligibleLocked(sel, opts) && !t.anyTraceeLocked(sel, opts) {
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			return WaitResult{}, unix.ECHILD
-		}
-		if opts&unix.WNOHANG != 0 {
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			return WaitResult{}, nil
-		}
-		if sig != 0 {
-			// -ERESTARTSYS: nothing to report and a signal pending.
-			if !t.waitRestarts(sig) {
-				tg.mu.Unlock()
-				p.Unlock(plan.WaitScan)
-				return WaitResult{}, unix.EINTR
-			}
-			sig = 0
-		}
-		if woken {
-			// The restart, after the stop the signal may have begun.
-			woken = false
-			tg.mu.Unlock()
-			p.Unlock(plan.WaitScan)
-			continue
-		}
-		if w == nil {
-			w = &childWait{t: t, sel: sel, opts: opts}
-		}
-		wake := tg.sleepChanLocked(w)
-		tg.mu.Unlock()
-		p.Unlock(plan.WaitScan)
-		s, err := t.sleepIntrThen(ctx, wake, false)
-		if err != nil {
-			return WaitResult{}, err
-		}
-		sig, woken = s, s != 0
 	}
+}
+
+// waitStep is what one scan of do_wait's loop tells the loop to do.
+type waitStep int
+
+const (
+	waitReturn  waitStep = iota // the call ends: with l.ev, l.err, or nothing found (WNOHANG)
+	waitRescan                  // scan again at once
+	waitSleep                   // sleep on l.sleepOn until a wake-up
+	waitStopped                 // the caller's process is stopped: sleep on l.sleepOn until continued
+)
+
+// waitLoop is the state one wait call carries from scan to scan.
+type waitLoop struct {
+	sel  waitSelector
+	opts int
+	// sig is an interrupting signal taken and not yet acted on;
+	// outForStop marks a call that left to stop and has not restarted;
+	// woken a sleep just ended by a signal or a kill: do_wait scans again
+	// before it returns -ERESTARTSYS, so a child ready by then (the one
+	// whose exit sent the signal) is reported before get_signal acts.
+	sig        int
+	outForStop bool
+	woken      bool
+	// w is the call's place on its process's queue of waiters, once it
+	// has slept.
+	w *childWait
+
+	// What the last scan found: a report (waitReturn), an error
+	// (waitReturn), the channel to sleep on (waitSleep, waitStopped).
+	ev      collected
+	err     error
+	sleepOn <-chan struct{}
+}
+
+// waitScan is one scan of do_wait's loop.
+func (t *Task) waitScan(l *waitLoop) waitStep {
+	// A plan's table lock comes first (do_wait scans under
+	// tasklist_lock). The process lock guards its children lists and
+	// ready lists, and a claim under it is exclusive (C9).
+	p := t.k.plan
+	p.Lock(plan.WaitScan)
+	defer p.Unlock(plan.WaitScan)
+	t.tg.mu.Lock()
+	defer t.tg.mu.Unlock()
+	return t.waitScanLocked(l)
+}
+
+// waitScanLocked is waitScan's work: __do_wait, then do_wait's test for a
+// pending signal.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) waitScanLocked(l *waitLoop) waitStep {
+	if resume := t.stopWaitLocked(); resume != nil && !l.woken {
+		t.joinStopLocked()
+		l.sleepOn = resume
+		return waitStopped
+	}
+	if l.outForStop {
+		l.outForStop = false
+		if l.sig != 0 && !t.waitRestarts(l.sig) {
+			l.err = unix.EINTR
+			return waitReturn
+		}
+		l.sig = 0 // restarted
+	}
+	switch ev, outcome := t.collectLocked(l.sel, l.opts); outcome {
+	case waitFound:
+		l.ev = ev
+		return waitReturn
+	case waitVanished:
+		return waitRescan // the event went to another waiter: look again
+	}
+	// A kill that has reached the thread ends a call that found nothing
+	// to report. Whatever else Linux's call would return then (ECHILD,
+	// 0 for WNOHANG, -ERESTARTSYS), nobody sees it: the task dies before
+	// user space does; the model says EINTR, as for any killed call.
+	if t.killWoken {
+		l.err = unix.EINTR
+		return waitReturn
+	}
+	if !t.anyEligibleLocked(l.sel, l.opts) && !t.anyTraceeLocked(l.sel, l.opts) {
+		l.err = unix.ECHILD
+		return waitReturn
+	}
+	if l.opts&unix.WNOHANG != 0 {
+		return waitReturn
+	}
+	// -ERESTARTSYS with a handled signal pending: its handler decides.
+	if l.sig != 0 {
+		if !t.waitRestarts(l.sig) {
+			l.err = unix.EINTR
+			return waitReturn
+		}
+		l.sig = 0
+	}
+	if l.woken {
+		// The restart, after the stop the signal may have begun.
+		l.woken = false
+		return waitRescan
+	}
+	if l.w == nil {
+		l.w = &childWait{t: t, sel: l.sel, opts: l.opts}
+	}
+	l.sleepOn = t.tg.sleepChanLocked(l.w)
+	return waitSleep
 }
 
 // firstSignal keeps the first interrupting signal a call took, unless it

@@ -307,9 +307,11 @@ func waitInfo(w []int64) scenario.Result {
 
 // created records the task a fork or clone made; pid is its pid in the creator's namespace.
 // The pidfd in the reply names it; without one (a kernel without pidfds of threads) the
-// child's hello, whose tid has pid at the creator's level, does. A child the pidfd shows gone
-// is known by its pid alone; one that neither a pidfd nor a hello names cannot be told from a
-// slow one, and the runner says so rather than call it gone.
+// child's hello, whose tid has pid at the creator's level, does. A child the pidfd shows gone,
+// or that was released before the clone returned (pidfd_open's ESRCH, the reply's second
+// word), is known by its pid alone; one that neither a pidfd nor a hello names and that was
+// not seen gone cannot be told from a slow one, and the runner says so rather than call it
+// gone.
 func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, error) {
 	tid := 0
 	for _, fd := range m.fds {
@@ -318,7 +320,8 @@ func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, e
 		}
 		unix.Close(fd)
 	}
-	pidfd := len(m.fds) > 0
+	released := len(m.words) > 1 && m.words[1] == -int64(unix.ESRCH)
+	pidfd := len(m.fds) > 0 || released
 	level := len(creator.ns) - 1
 	var id identity
 	var err error

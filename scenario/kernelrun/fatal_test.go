@@ -116,3 +116,21 @@ func TestUnfoundChildIsFatal(t *testing.T) {
 		t.Errorf("created with no pidfd and no hello = %+v, want an error", res)
 	}
 }
+
+// A child released before its clone returned (reaped at once by a parent that ignores
+// SIGCHLD, or by another thread's wait while a vfork parent slept) can have died before its
+// hello: pidfd_open's ESRCH in the reply says so, and the runner binds it by its pid as gone.
+func TestChildReleasedBeforeCloneReturnedIsBound(t *testing.T) {
+	b := newBackend(t)
+	defer b.Close()
+	res, err := b.created(b.tasks[scenario.Init], 999, message{words: []int64{999, -int64(unix.ESRCH)}})
+	if err != nil {
+		t.Fatalf("created with pidfd_open's ESRCH: %v, want the task bound", err)
+	}
+	if res.Kind != scenario.ResultNewTask || res.NewPid != 999 {
+		t.Fatalf("created = %+v, want new task 999", res)
+	}
+	if nt := b.tasks[res.NewTask]; !nt.gone || nt.nspid[len(nt.nspid)-1] != 999 {
+		t.Errorf("bound task: gone %v, pids %v; want gone with pid 999", nt.gone, nt.nspid)
+	}
+}

@@ -263,9 +263,12 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 		S1(SYS_close, sv[0]);
 		S1(SYS_close, sv[1]);
 	}
+	// The reply's second word is 0 with a pidfd, or pidfd_open's error: ESRCH says the child
+	// was released before the call returned (reaped by a thread of the caller's process or
+	// its tracer, or at once for a parent that ignores SIGCHLD), so it may never say hello.
 	long pidfd = S2(SYS_pidfd_open, pid, (flags & CLONE_THREAD) ? PIDFD_THREAD_FLAG : 0);
-	int64_t m[2] = {MSG_REPLY, pid};
-	send_msg(ctl, m, 2, pidfd >= 0 ? (int)pidfd : -1);
+	int64_t m[3] = {MSG_REPLY, pid, pidfd >= 0 ? 0 : pidfd};
+	send_msg(ctl, m, 3, pidfd >= 0 ? (int)pidfd : -1);
 	if (pidfd >= 0)
 		S1(SYS_close, pidfd);
 }

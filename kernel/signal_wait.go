@@ -1,0 +1,190 @@
+package kernel
+
+import (
+	"context"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The calls that sleep until a signal comes (kernel/signal.c sigsuspend,
+// do_sigtimedwait).
+
+// Sigsuspend is rt_sigsuspend(2): the caller's mask becomes mask (less
+// SIGKILL and SIGSTOP) until a signal with a handler is taken, which
+// ends the call with EINTR and restores the mask. Pending signals the
+// mask unblocks are taken at once. A signal with no handler does not end
+// it: an ignored one is dropped, a stop stops the process and the call
+// sleeps on once it is continued (-ERESTARTNOHAND restarts it), a fatal
+// one kills it. ctx (nil: context.Background) ends it with EINTR too.
+// Errors: ESRCH if the caller has exited; otherwise always EINTR.
+func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
+	ctx = orBackground(ctx)
+	if !t.enterCall() {
+		return unix.ESRCH
+	}
+	defer t.leaveCall()
+	tg := t.tg
+	var b exitBatch
+	// The process lock guards the mask, the queues and the interrupt
+	// state; arming first lets a pending signal the mask unblocks
+	// interrupt the call at once.
+	tg.mu.Lock()
+	saved := t.blockedLocked()
+	t.armLocked()
+	t.setBlockedLocked(mask, &b)
+	tg.mu.Unlock()
+	b.run(t.k)
+	defer t.restoreMask(saved)
+	defer t.disarm()
+	for {
+		sig, err := t.sleepIntr(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if sig != 0 && t.handlerRuns(sig) {
+			return unix.EINTR
+		}
+		// A stop, or a traced thread's signal-delivery stop: the call
+		// sleeps on once the thread runs again.
+		if sig != 0 {
+			t.WaitRunnable(ctx)
+		}
+	}
+}
+
+// handlerRuns reports whether taking sig runs a handler of the process's.
+func (t *Task) handlerRuns(sig int) bool {
+	return !sigKernelOnly(sig) && t.tg.sighand.Load().action(sig).Handler == SigHandler
+}
+
+// restoreMask is restore_saved_sigmask: the mask a call replaced comes
+// back, and the pending signals it unblocks are taken.
+func (t *Task) restoreMask(saved SigSet) {
+	var b exitBatch
+	defer b.run(t.k)
+	// The process lock guards the mask and the queues.
+	t.tg.mu.Lock()
+	defer t.tg.mu.Unlock()
+	if t.state.Load() == taskRunning {
+		t.setBlockedLocked(saved, &b)
+	}
+}
+
+// Sigtimedwait is rt_sigtimedwait(2): it dequeues and returns a pending
+// signal of set (SIGKILL and SIGSTOP left out), the caller's own queue
+// first; if none is pending it sleeps, the signals of set unblocked
+// meanwhile, until one comes or timeout passes (a negative timeout: no
+// limit; zero: no sleep). A signal of set that the caller blocked before
+// the call neither runs a handler nor kills the process: the call takes
+// it. Errors: ESRCH if the caller has exited; EAGAIN when the timeout
+// passed; EINTR when another signal was taken meanwhile (a stop, after
+// the process is continued), the caller was killed or ctx (nil:
+// context.Background) is done.
+func (t *Task) Sigtimedwait(ctx context.Context, set SigSet, timeout time.Duration) (int, error) {
+	ctx = orBackground(ctx)
+	if !t.enterCall() {
+		return 0, unix.ESRCH
+	}
+	defer t.leaveCall()
+	set &^= unblockable
+	tg := t.tg
+	// The process lock guards the mask, the queues and the interrupt
+	// state.
+	tg.mu.Lock()
+	if sig := t.dequeueFromLocked(set); sig != 0 || timeout == 0 {
+		tg.mu.Unlock()
+		if sig == 0 {
+			return 0, unix.EAGAIN
+		}
+		return sig, nil
+	}
+	s := t.makeSigsLocked()
+	s.realBlocked, s.waiting = s.blocked, set
+	s.blocked &^= set
+	t.armLocked()
+	tg.mu.Unlock()
+
+	var expired chan struct{}
+	if timeout > 0 {
+		expired = make(chan struct{})
+		timer := time.AfterFunc(timeout, func() { close(expired) })
+		defer timer.Stop()
+	}
+	intr, err := t.sleepIntr(ctx, expired)
+
+	tg.mu.Lock()
+	s.blocked, s.realBlocked, s.waiting = s.realBlocked, 0, 0
+	sig := t.dequeueFromLocked(set)
+	late := t.disarmLocked() // an interrupt that came as the sleep ended
+	tg.mu.Unlock()
+	switch {
+	case sig != 0 && !t.Exited():
+		return sig, nil
+	case err != nil:
+		return 0, err
+	}
+	if intr == 0 {
+		intr = late
+	}
+	if intr == 0 {
+		return 0, unix.EAGAIN
+	}
+	if !t.handlerRuns(intr) {
+		t.WaitRunnable(ctx) // a stop takes the thread before the call returns
+	}
+	return 0, unix.EINTR
+}
+
+// dequeueFromLocked is dequeue_signal for the signals of set: one from
+// the thread's queue, else from the process's, in next_signal's order; 0
+// if none is pending.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) dequeueFromLocked(set SigSet) int {
+	if s := t.sigsLocked(); s != nil {
+		if sig := s.pending.next(set); sig != 0 {
+			s.pending.take(sig)
+			return sig
+		}
+	}
+	if q := t.tg.sharedPending; q != nil {
+		if sig := q.next(set); sig != 0 {
+			q.take(sig)
+			return sig
+		}
+	}
+	return 0
+}
+
+// catchForWaitLocked hands sig to t, the thread chosen to take it, when t
+// sleeps in sigtimedwait for it and reports true: the signal is queued
+// (on the process's queue if shared) and t woken to dequeue it. A signal
+// t did not block before the call is queued only if it would not be
+// dropped or kill the process (sig_ignored, complete_signal's
+// real_blocked test); otherwise false, and it goes its usual way.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) catchForWaitLocked(sig int, shared, force bool) bool {
+	s := t.sigsLocked()
+	if s == nil || !s.waiting.Has(sig) || t.state.Load() != taskRunning {
+		return false
+	}
+	if !s.realBlocked.Has(sig) {
+		switch t.tg.signalActionLocked(sig, force) {
+		case sigIgnored, sigKills:
+			return false
+		}
+	}
+	if shared {
+		t.tg.sharedQueueLocked().add(sig)
+	} else {
+		s.pending.add(sig)
+	}
+	t.interruptLocked(sig)
+	return true
+}

@@ -36,17 +36,21 @@ const (
 )
 
 // Areas are the kinds of scenario the generator makes, each weighting its own set of moves.
-var Areas = []string{"exec", "wait", "creds", "sem", "mixed"}
+var Areas = []string{"exec", "wait", "creds", "sem", "mixed", "killrace"}
 
 // Generate returns the text of a scenario for area, fully determined by seed.
 func Generate(area string, seed uint64) (string, error) {
 	moves, ok := areaMoves[area]
-	if !ok {
+	if !ok && area != "killrace" {
 		return "", fmt.Errorf("scengen: unknown area %q (have %s)", area, strings.Join(Areas, ", "))
 	}
 	g := newGen(seed)
 	g.emit("# generated: area %s, seed %d", area, seed)
 	g.call(g.init(), "signal", constant("SIGHUP"), constant("SIG_IGN"))
+	if area == "killrace" {
+		generateKillRace(g)
+		return strings.Join(g.lines, "\n") + "\n", nil
+	}
 	if area == "sem" || area == "mixed" {
 		g.newSet()
 	}

@@ -187,11 +187,13 @@ func benchAllocFree(b *testing.B, n int, of func(g int) *Allocator[int]) {
 // benchMarkUsed and benchMarkFree are what an allocation and a free of
 // nr write in the space, the cursor aside.
 func benchMarkUsed(s *Space, nr int) {
-	s.setBit(nr, uint64(1)<<(nr%64))
-	s.count.Add(1)
+	slot := slotOf(*s.used.Load(), nr)
+	slot.set()
+	slot.line.count.Add(1)
 }
 
 func benchMarkFree(s *Space, nr int) {
-	s.word(nr).And(^(uint64(1) << (nr % 64)))
-	s.count.Add(-1)
+	slot := slotOf(*s.used.Load(), nr)
+	slot.line.count.Add(-1)
+	slot.clear()
 }

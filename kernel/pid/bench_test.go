@@ -2,8 +2,9 @@ package pid
 
 import (
 	"fmt"
-	"sync"
 	"testing"
+
+	"tasklist/internal/parbench"
 )
 
 // The benchmarks measure each structure of a pid space on its own, at one
@@ -17,28 +18,6 @@ import (
 // pseudo-random sequence, so that runs are alike). Spread numbers are
 // goroutine g's own range, far from the other's: the cost of the
 // structure with nothing shared.
-
-// goroutineCounts are the benchmarks' goroutine counts.
-var goroutineCounts = []int{1, 2}
-
-// inParallel runs op(g, i) for i in [0, b.N) split evenly over goroutines
-// g in [0, n), started together.
-func inParallel(b *testing.B, n int, op func(g, i int)) {
-	b.Helper()
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range n {
-		wg.Go(func() {
-			<-start
-			for i := g; i < b.N; i += n {
-				op(g, i)
-			}
-		})
-	}
-	b.ResetTimer()
-	close(start)
-	wg.Wait()
-}
 
 // benchWindow is how many numbers a layout benchmark cycles through: a
 // default pid_max's worth, so that a number is reused as often as in a
@@ -95,10 +74,10 @@ var layouts = []struct {
 // goroutine count.
 func benchLayout(b *testing.B, op func(nr int)) {
 	for _, l := range layouts {
-		for _, n := range goroutineCounts {
+		for _, n := range parbench.Counts {
 			b.Run(fmt.Sprintf("%s/goroutines=%d", l.name, n), func(b *testing.B) {
 				nb := l.of(n)
-				inParallel(b, n, func(g, i int) { op(nb.at(g, i)) })
+				parbench.Split(b, n, func(g, i int) { op(nb.at(g, i)) })
 			})
 		}
 	}
@@ -132,7 +111,7 @@ func BenchmarkUsed(b *testing.B) {
 // its own, the numbers coming from its one cursor: a fork and a release
 // in one kernel.
 func BenchmarkAllocFree(b *testing.B) {
-	for _, n := range goroutineCounts {
+	for _, n := range parbench.Counts {
 		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
 			a, err := NewAllocator[int](DefaultMax)
 			if err != nil {
@@ -147,7 +126,7 @@ func BenchmarkAllocFree(b *testing.B) {
 // goroutine on one space: private kernels that share only the pid
 // numbering (the private+cursor control).
 func BenchmarkSharedSpaceAllocFree(b *testing.B) {
-	for _, n := range goroutineCounts {
+	for _, n := range parbench.Counts {
 		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
 			s, err := NewSpace(DefaultMax)
 			if err != nil {
@@ -167,7 +146,7 @@ func BenchmarkSharedSpaceAllocFree(b *testing.B) {
 func benchAllocFree(b *testing.B, n int, of func(g int) *Allocator[int]) {
 	v := 1
 	failed := make([]error, n)
-	inParallel(b, n, func(g, _ int) {
+	parbench.Split(b, n, func(g, _ int) {
 		a := of(g)
 		nr, _, err := a.Alloc(&v)
 		if err != nil {
@@ -176,7 +155,6 @@ func benchAllocFree(b *testing.B, n int, of func(g int) *Allocator[int]) {
 		}
 		a.Free(nr)
 	})
-	b.StopTimer()
 	for _, err := range failed {
 		if err != nil {
 			b.Fatal(err)

@@ -72,7 +72,8 @@ func BenchmarkUserCharge(b *testing.B) {
 
 // benchJoin is what linkProcess does to the group a child joins.
 func benchJoin(g *ProcessGroup, tg *ThreadGroup) {
-	g.mu.RLock()
+	shard := tg.leader.Load().userShard
+	g.mu.RLock(shard)
 	g.joinPgrpLocked(tg)
-	g.mu.RUnlock()
+	g.mu.RUnlock(shard)
 }

@@ -59,6 +59,31 @@ func TestReadDependsOnSamples(t *testing.T) {
 	}
 }
 
+// TestHintPicksShard: a hint selects its shard modulo the shard count,
+// so that adders with different hints below it never share one.
+func TestHintPicksShard(t *testing.T) {
+	p := New(8)
+	for hint := range uint64(8) {
+		for range hint + 1 {
+			p.Add(hint, hint)
+		}
+	}
+	p.Add(8+3, 0) // shard 3 again
+	for i := range p.shards {
+		want := uint64(i + 1)
+		if i == 3 {
+			want++
+		}
+		sh := &p.shards[i]
+		sh.mu.Lock()
+		got := sh.samples
+		sh.mu.Unlock()
+		if got != want {
+			t.Errorf("shard %d holds %d samples, want %d", i, got, want)
+		}
+	}
+}
+
 func TestShardCountIsAPowerOfTwo(t *testing.T) {
 	for n, want := range map[int]int{1: 1, 3: 4, 8: 8, 9: 16} {
 		if got := len(New(n).shards); got != want {

@@ -274,10 +274,13 @@ func (a *Allocator[T]) Abort(nr int) {
 // a number is never seen free while its object is still published.
 func (a *Allocator[T]) free(nr int) {
 	groups := *a.space.used.Load()
-	if nr <= 0 || nr >= len(groups)*groupNumbers || a.table.load(nr) == nil || !slotOf(groups, nr).isUsed() {
+	if nr <= 0 || nr >= len(groups)*groupNumbers || a.table.load(nr) == nil {
 		panic("pid: freeing a number that is not allocated")
 	}
 	slot := slotOf(groups, nr)
+	if !slot.isUsed() {
+		panic("pid: freeing a number that is not allocated")
+	}
 	a.table.store(nr, nil)
 	slot.line.count.Add(-1)
 	slot.clear()

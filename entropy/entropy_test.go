@@ -98,8 +98,8 @@ func TestShardCountIsAPowerOfTwo(t *testing.T) {
 // BenchmarkAdd is what the release of a task writes in the pool, at one
 // and two goroutines, each an adder standing for a worker that releases
 // its own tasks: with one shard, which every adder shares as Linux's input
-// pool lock is shared; with a hint per task, consecutive serials, which
-// spread samples over the shards whoever adds them; and with a hint per
+// pool lock is shared; with a hint per task (a hash of its serial), which
+// spreads samples over the shards whoever adds them; and with a hint per
 // adder, the creating process's shard, which keeps each adder on its own.
 func BenchmarkAdd(b *testing.B) {
 	prev := lockstat.SetChecking(false)
@@ -110,7 +110,7 @@ func BenchmarkAdd(b *testing.B) {
 		hint   func(g, i int) uint64
 	}{
 		{"single", 1, func(g, i int) uint64 { return uint64(i) }},
-		{"by-task", 8, func(g, i int) uint64 { return uint64(i) }},
+		{"by-task", 8, func(g, i int) uint64 { return uint64(i) * 0x9e3779b97f4a7c15 >> 61 }},
 		{"by-creator", 8, func(g, i int) uint64 { return uint64(g) }},
 	} {
 		for _, n := range parbench.Counts {

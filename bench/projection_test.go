@@ -138,7 +138,7 @@ func TestSharedClass(t *testing.T) {
 	if p := lockProfile([]classTimes{{name: "kernel.ThreadGroup.mu", acquisitions: 9000}}, 2, time.Second, 1000); p.Shared != "" {
 		t.Fatalf("a class with no moves is named shared: %q", p.Shared)
 	}
-	if got := sharedCell(p); got != "1.50/it plan.tasklist_lock" {
+	if got := sharedCell(p); got != "1.5/it plan.tasklist_lock" {
 		t.Fatalf("Shared cell %q", got)
 	}
 }

@@ -178,7 +178,7 @@ func sharedCell(p *LockProfile) string {
 	if p.Shared == "" {
 		return "none"
 	}
-	return fmt.Sprintf("%.2f/it %s", p.SharedPerOp, shortClass(p.Shared))
+	return fmt.Sprintf("%.2g/it %s", p.SharedPerOp, shortClass(p.Shared))
 }
 
 func (r *Results) hasLocks(workload string, n int) bool {

@@ -57,7 +57,7 @@ func TestProjectionFollowsMeasurement(t *testing.T) {
 	var buf bytes.Buffer
 	r.WriteTable(&buf)
 	out := buf.String()
-	for _, want := range []string{"contention", "∞ ✗", "contradicted", " C", "Shared", "tasklist_lock"} {
+	for _, want := range []string{"contention", "∞ ✗", "contradicted", " C", "Shared", "pass plan.tasklist_lock's line between them, 3 times an iteration"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -236,6 +236,10 @@ type Projection struct {
 	SerialClass string
 	HasSerial   bool
 	Amdahl      float64
+	// Shared and SharedPerOp are the lock profile's shared class, at the
+	// largest worker count with a profile (LockProfile.Shared).
+	Shared      string
+	SharedPerOp float64
 	// ContradictedAt is the first worker count at which Amdahl's
 	// speedup from the serial fraction exceeds the measured speedup, 0
 	// if none: what limits the workload there is not that lock, and the
@@ -287,9 +291,10 @@ func (r *Results) project(workload, plan string) (Projection, bool) {
 			pr.Speedups = append(pr.Speedups, Hmean(pt.Values)/base)
 			ns, cs = append(ns, n), append(cs, Hmean(pt.Values)/base)
 		}
-		if pt.Locks != nil {
-			pr.Serial, pr.SerialClass, pr.HasSerial = pt.Locks.Serial, pt.Locks.SerialClass, true
-			pr.Amdahl = pt.Locks.AmdahlBound()
+		if l := pt.Locks; l != nil {
+			pr.Serial, pr.SerialClass, pr.HasSerial = l.Serial, l.SerialClass, true
+			pr.Amdahl = l.AmdahlBound()
+			pr.Shared, pr.SharedPerOp = l.Shared, l.SharedPerOp
 		}
 	}
 	if fit, ok := FitUSL(ns, cs); ok {

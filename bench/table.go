@@ -232,8 +232,12 @@ func (r *Results) writeProjection(w io.Writer) {
 		if n := pr.ContradictedAt; n > 0 {
 			bound += " ✗"
 			at := slices.Index(pr.Ns, n)
-			contradicted = append(contradicted, fmt.Sprintf("✗ %s on %s: measured %.2f× at %d workers, below Amdahl's %.2f× from the serial fraction: the bound is contradicted; the lock statistics do not see what limits it.",
-				pr.Workload, pr.Plan, pr.Speedups[at], n, AmdahlSpeedup(pr.Serial, n)))
+			why := "the lock statistics do not see what limits it"
+			if pr.Shared != "" {
+				why = fmt.Sprintf("the workers pass %s's line between them, %.2g times an iteration, which no hold or wait shows", shortClass(pr.Shared), pr.SharedPerOp)
+			}
+			contradicted = append(contradicted, fmt.Sprintf("✗ %s on %s: measured %.2f× at %d workers, below Amdahl's %.2f× from the serial fraction: the bound is contradicted; %s.",
+				pr.Workload, pr.Plan, pr.Speedups[at], n, AmdahlSpeedup(pr.Serial, n), why))
 		}
 		fmt.Fprintf(w, "%-20s %-22s %-10s %8s %8s %24s %8s", pr.Workload, shorten(pr.Plan, 22), fit, sigma, kappa, shorten(serial, 24), bound)
 		for i := range pr.Cores {

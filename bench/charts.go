@@ -378,8 +378,9 @@ func compareStrings(a, b string) int {
 }
 
 // projectionChart draws, for each model plan of a workload, the
-// projected speedup over one worker up to 128 cores (USL where fitted,
-// Amdahl from the serial fraction otherwise) and the measured speedups.
+// projected speedup over one worker up to 128 cores (the fit to the
+// measured speedups where there are any, Amdahl from the serial fraction
+// otherwise) and the measured speedups.
 func (r *Results) projectionChart(g GroupInfo, prs []Projection) (*chart, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: projected speedup (a projection, not a measurement)", g.Workload)
@@ -395,17 +396,12 @@ func (r *Results) projectionChart(g GroupInfo, prs []Projection) (*chart, error)
 			continue
 		}
 		var curve plotter.XYs
-		kind := "USL"
+		kind := pr.FitKind
+		if kind == "" {
+			kind = "Amdahl"
+		}
 		for c := 1; c <= 128; c *= 2 {
-			y := 0.0
-			switch {
-			case pr.HasUSL:
-				y = pr.USL.Speedup(c)
-			default:
-				kind = "Amdahl"
-				y = AmdahlSpeedup(pr.Serial, c)
-			}
-			curve = append(curve, plotter.XY{X: float64(c), Y: y})
+			curve = append(curve, plotter.XY{X: float64(c), Y: pr.At(c)})
 		}
 		line, err := plotter.NewLine(curve)
 		if err != nil {
@@ -437,5 +433,5 @@ func (r *Results) projectionChart(g GroupInfo, prs []Projection) (*chart, error)
 		return nil, nil
 	}
 	return &chart{name: "projection-" + g.Workload, title: g.Workload + " projection", plot: p,
-		caption: "Dashed: the projection (the Universal Scalability Law fitted to the sweep when it has four or more worker counts, else Amdahl's law from the measured serial fraction). Marks: the measured speedups."}, nil
+		caption: "Dashed: the projection (the Universal Scalability Law fitted to the measured speedups, its contention term alone with fewer than four worker counts; Amdahl's law from the measured serial fraction only where no scaling was measured). Marks: the measured speedups."}, nil
 }

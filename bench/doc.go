@@ -44,11 +44,17 @@
 // compared with the first plan of its workload: the change in percent,
 // positive when better, and golang.org/x/perf/benchmath's Mann-Whitney U
 // test, significant below p = 0.05. From the lock profile, the serial
-// fraction and where the workers wait; with four or more worker counts, a
-// fit of the Universal Scalability Law (Gunther's linearisation, least
-// squares through the origin); Amdahl's bound from the serial fraction
-// always; and the speedups both project at 8, 64 and 128 cores, labelled
-// as a projection.
+// fraction, where the workers wait, and what they share: the class of
+// reader-writer locks whose line their acquisitions, reads included,
+// passed between CPUs most. The projection follows the measured speedups
+// wherever scaling was measured: the Universal Scalability Law fitted to
+// them with four or more worker counts (Gunther's linearisation, least
+// squares through the origin), its contention term σ alone with two or
+// three (with one and two workers, from the 1 → 2 ratio); Amdahl's law
+// from the serial fraction only where one worker count was measured.
+// Amdahl's bound is printed beside it, marked as contradicted wherever
+// it exceeds a measured speedup. The speedups are projected at 8, 64 and
+// 128 cores, labelled as a projection.
 //
 // # Seeds
 //

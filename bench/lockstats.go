@@ -22,6 +22,16 @@ type LockProfile struct {
 	SerialClass string
 	// Waits lists the classes workers waited for, largest share first.
 	Waits []ClassWait
+	// Shared is the class of reader-writer locks that the workers'
+	// acquisitions moved between CPUs most often (lockstat's bounces):
+	// each such acquisition, a reader's no less than a writer's, wrote
+	// the lock's line after another CPU had, a cache-line transfer on
+	// every worker's path that no wait shows. SharedPerOp is how many
+	// per iteration of the workload, SharedShare the share of the
+	// class's acquisitions that moved.
+	Shared      string
+	SharedPerOp float64
+	SharedShare float64
 }
 
 // ClassWait is one lock class's share of the workers' time spent waiting.
@@ -52,6 +62,9 @@ type classTimes struct {
 	// serial is how long the workers were serialized on one lock of the
 	// class.
 	serial time.Duration
+	// bounces counts the acquisitions made on another CPU than the
+	// lock's previous one.
+	bounces uint64
 }
 
 // readLockClasses returns every lock class's statistics since the last
@@ -69,20 +82,27 @@ func readLockClasses() []classTimes {
 		}
 		out = append(out, classTimes{name: s.Name, acquisitions: acq,
 			contended: s.Write.Contentions + s.Read.Contentions,
-			wait:      s.Write.Wait.Total + s.Read.Wait.Total, serial: s.HottestHold})
+			wait:      s.Write.Wait.Total + s.Read.Wait.Total, serial: s.HottestHold,
+			bounces: s.Write.Bounces + s.Read.Bounces})
 	}
 	return out
 }
 
-// lockProfile turns the statistics of a run of workers lasting elapsed
-// into a profile.
-func lockProfile(classes []classTimes, workers int, elapsed time.Duration) *LockProfile {
+// lockProfile turns the statistics of a run of workers lasting elapsed,
+// in which they made iterations iterations, into a profile.
+func lockProfile(classes []classTimes, workers int, elapsed time.Duration, iterations uint64) *LockProfile {
 	total := float64(workers) * elapsed.Seconds()
 	p := &LockProfile{}
 	if total <= 0 {
 		return p
 	}
 	for _, c := range classes {
+		if iterations > 0 && c.bounces > 0 {
+			if perOp := float64(c.bounces) / float64(iterations); perOp > p.SharedPerOp {
+				p.Shared, p.SharedPerOp = c.name, perOp
+				p.SharedShare = float64(c.bounces) / float64(c.acquisitions)
+			}
+		}
 		if share := c.serial.Seconds() / total; c.contended > 0 && share > p.Serial {
 			p.Serial, p.SerialClass = share, c.name
 		}
@@ -134,5 +154,7 @@ func (r *lockRecorder) phase(p lockPhase) {
 	}
 }
 
-// profile returns what was gathered.
-func (r *lockRecorder) profile() *LockProfile { return lockProfile(r.classes, r.workers, r.duration) }
+// profile returns what was gathered over a run of iterations iterations.
+func (r *lockRecorder) profile(iterations uint64) *LockProfile {
+	return lockProfile(r.classes, r.workers, r.duration, iterations)
+}

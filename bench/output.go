@@ -66,18 +66,25 @@ type jsonLocks struct {
 	SerialFraction float64     `json:"serial_fraction"`
 	SerialClass    string      `json:"serial_class,omitempty"`
 	Waits          []ClassWait `json:"waits"`
+	SharedClass    string      `json:"shared_class,omitempty"`
+	SharedPerOp    float64     `json:"shared_per_op,omitempty"`
+	SharedShare    float64     `json:"shared_share,omitempty"`
 }
 
 type jsonProjection struct {
-	Workload       string    `json:"workload"`
-	Plan           string    `json:"plan"`
-	USLSigma       *float64  `json:"usl_sigma,omitempty"`
-	USLKappa       *float64  `json:"usl_kappa,omitempty"`
-	SerialFraction *float64  `json:"serial_fraction,omitempty"`
-	AmdahlBound    *float64  `json:"amdahl_bound,omitempty"`
-	Cores          []int     `json:"cores"`
-	USLSpeedup     []float64 `json:"usl_speedup,omitempty"`
-	AmdahlSpeedup  []float64 `json:"amdahl_speedup,omitempty"`
+	Workload string `json:"workload"`
+	Plan     string `json:"plan"`
+	// Fit is "USL" or "contention" (σ alone); usl_sigma, usl_kappa and
+	// usl_speedup are the fit's.
+	Fit                  string    `json:"fit,omitempty"`
+	USLSigma             *float64  `json:"usl_sigma,omitempty"`
+	USLKappa             *float64  `json:"usl_kappa,omitempty"`
+	SerialFraction       *float64  `json:"serial_fraction,omitempty"`
+	AmdahlBound          *float64  `json:"amdahl_bound,omitempty"`
+	AmdahlContradictedAt int       `json:"amdahl_contradicted_at,omitempty"`
+	Cores                []int     `json:"cores"`
+	USLSpeedup           []float64 `json:"usl_speedup,omitempty"`
+	AmdahlSpeedup        []float64 `json:"amdahl_speedup,omitempty"`
 }
 
 type jsonSeed struct {
@@ -119,10 +126,10 @@ func (r *Results) WriteJSON(w io.Writer) error {
 		out.Results = append(out.Results, r.jsonPoint(pt))
 	}
 	for _, pr := range r.Projections() {
-		jp := jsonProjection{Workload: pr.Workload, Plan: pr.Plan, Cores: pr.Cores,
-			USLSpeedup: pr.USLSpeedup, AmdahlSpeedup: pr.AmdahlSpeedup}
-		if pr.HasUSL {
-			jp.USLSigma, jp.USLKappa = ptr(pr.USL.Sigma), ptr(pr.USL.Kappa)
+		jp := jsonProjection{Workload: pr.Workload, Plan: pr.Plan, Cores: pr.Cores, Fit: pr.FitKind,
+			USLSpeedup: pr.FitSpeedup, AmdahlSpeedup: pr.AmdahlSpeedup, AmdahlContradictedAt: pr.ContradictedAt}
+		if pr.FitKind != "" {
+			jp.USLSigma, jp.USLKappa = ptr(pr.Fit.Sigma), ptr(pr.Fit.Kappa)
 		}
 		if pr.HasSerial {
 			jp.SerialFraction = ptr(pr.Serial)
@@ -167,7 +174,9 @@ func (r *Results) jsonPoint(pt *Point) jsonResult {
 		jr.AllocsPerOp, jr.BytesPerOp = ptr(a), ptr(b)
 	}
 	if pt.Locks != nil {
-		jr.Locks = &jsonLocks{SerialFraction: pt.Locks.Serial, SerialClass: pt.Locks.SerialClass, Waits: pt.Locks.Waits}
+		l := pt.Locks
+		jr.Locks = &jsonLocks{SerialFraction: l.Serial, SerialClass: l.SerialClass, Waits: l.Waits,
+			SharedClass: l.Shared, SharedPerOp: l.SharedPerOp, SharedShare: l.SharedShare}
 		if jr.Locks.Waits == nil {
 			jr.Locks.Waits = []ClassWait{}
 		}

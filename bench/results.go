@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"cmp"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -224,25 +225,42 @@ func (r *Results) Compare(p *Point) (c Comparison, ok bool) {
 type Projection struct {
 	Workload string
 	Plan     string
-	// USL is the Universal Scalability Law's fit; HasUSL is false when
-	// fewer than four worker counts (one of them 1) were measured.
-	USL    USL
-	HasUSL bool
+	// Ns are the worker counts measured beside one worker and Speedups
+	// the measured speedup over one worker at each.
+	Ns       []int
+	Speedups []float64
+	// Fit is the Universal Scalability Law fitted to the measured
+	// speedups (FitSpeedups): σ and κ with four or more worker counts
+	// (FitKind "USL"); with two or three, the contention term σ alone,
+	// κ = 0 (FitKind "contention"; with 1 and 2 workers σ = 2/C(2) − 1);
+	// FitKind is "" when scaling was not measured.
+	Fit     USL
+	FitKind string
 	// Serial is the serial fraction at the largest worker count with a
 	// lock profile, and Amdahl 1/Serial, the bound on any speedup.
 	Serial      float64
 	SerialClass string
 	HasSerial   bool
 	Amdahl      float64
-	// Cores are ProjectedCores; USLSpeedup and AmdahlSpeedup the
-	// projected speedups over one worker there.
+	// Shared and SharedPerOp are the lock profile's shared class, at the
+	// largest worker count with a profile (LockProfile.Shared).
+	Shared      string
+	SharedPerOp float64
+	// ContradictedAt is the first worker count at which Amdahl's
+	// speedup from the serial fraction exceeds the measured speedup, 0
+	// if none: what limits the workload there is not that lock, and the
+	// bound is no bound.
+	ContradictedAt int
+	// Cores are ProjectedCores; FitSpeedup and AmdahlSpeedup the
+	// projected speedups over one worker there, the fit's no larger
+	// than Amdahl's.
 	Cores         []int
-	USLSpeedup    []float64
+	FitSpeedup    []float64
 	AmdahlSpeedup []float64
 }
 
 // Projections returns the projection of every model plan of every
-// throughput workload.
+// throughput workload that has either measured scaling or a lock profile.
 func (r *Results) Projections() []Projection {
 	var out []Projection
 	for _, g := range r.Groups {
@@ -253,37 +271,75 @@ func (r *Results) Projections() []Projection {
 			if p == Host {
 				continue
 			}
-			pr := Projection{Workload: g.Workload, Plan: p, Cores: ProjectedCores}
-			var ns []int
-			var xs []float64
-			for _, n := range r.Workers {
-				pt := r.Point(g.Workload, p, n)
-				if pt == nil {
-					continue
-				}
-				if len(pt.Values) > 0 {
-					ns = append(ns, n)
-					xs = append(xs, Hmean(pt.Values))
-				}
-				if pt.Locks != nil {
-					pr.Serial, pr.SerialClass, pr.HasSerial = pt.Locks.Serial, pt.Locks.SerialClass, true
-					pr.Amdahl = pt.Locks.AmdahlBound()
-				}
+			if pr, ok := r.project(g.Workload, p); ok {
+				out = append(out, pr)
 			}
-			pr.USL, pr.HasUSL = FitUSL(ns, xs)
-			if !pr.HasUSL && !pr.HasSerial {
-				continue
-			}
-			for _, c := range ProjectedCores {
-				if pr.HasUSL {
-					pr.USLSpeedup = append(pr.USLSpeedup, pr.USL.Speedup(c))
-				}
-				if pr.HasSerial {
-					pr.AmdahlSpeedup = append(pr.AmdahlSpeedup, AmdahlSpeedup(pr.Serial, c))
-				}
-			}
-			out = append(out, pr)
 		}
 	}
 	return out
+}
+
+// project returns the projection of workload on plan.
+func (r *Results) project(workload, plan string) (Projection, bool) {
+	pr := Projection{Workload: workload, Plan: plan, Cores: ProjectedCores}
+	base := 0.0
+	if one := r.Point(workload, plan, 1); one != nil && len(one.Values) > 0 {
+		base = Hmean(one.Values)
+	}
+	ns, cs := []int{1}, []float64{1}
+	for _, n := range r.Workers {
+		pt := r.Point(workload, plan, n)
+		if pt == nil {
+			continue
+		}
+		if n != 1 && len(pt.Values) > 0 && base > 0 {
+			pr.Ns = append(pr.Ns, n)
+			pr.Speedups = append(pr.Speedups, Hmean(pt.Values)/base)
+			ns, cs = append(ns, n), append(cs, Hmean(pt.Values)/base)
+		}
+		if l := pt.Locks; l != nil {
+			pr.Serial, pr.SerialClass, pr.HasSerial = l.Serial, l.SerialClass, true
+			pr.Amdahl = l.AmdahlBound()
+			pr.Shared, pr.SharedPerOp = l.Shared, l.SharedPerOp
+		}
+	}
+	if fit, ok := FitUSL(ns, cs); ok {
+		pr.Fit, pr.FitKind = fit, "USL"
+	} else if fit, ok := FitContention(ns, cs); ok {
+		pr.Fit, pr.FitKind = fit, "contention"
+	}
+	if pr.FitKind == "" && !pr.HasSerial {
+		return pr, false
+	}
+	if pr.HasSerial {
+		for i, n := range pr.Ns {
+			if AmdahlSpeedup(pr.Serial, n) > pr.Speedups[i] {
+				pr.ContradictedAt = n
+				break
+			}
+		}
+	}
+	for _, c := range ProjectedCores {
+		if pr.HasSerial {
+			pr.AmdahlSpeedup = append(pr.AmdahlSpeedup, AmdahlSpeedup(pr.Serial, c))
+		}
+		if pr.FitKind != "" {
+			pr.FitSpeedup = append(pr.FitSpeedup, pr.At(c))
+		}
+	}
+	return pr, true
+}
+
+// At returns the projected speedup at c cores: the fit's where there is
+// one, which follows the measurement and which the serial lock bounds
+// all the same, else Amdahl's.
+func (pr Projection) At(c int) float64 {
+	bound := math.Inf(1)
+	if pr.HasSerial {
+		bound = AmdahlSpeedup(pr.Serial, c)
+	}
+	if pr.FitKind == "" {
+		return bound
+	}
+	return min(pr.Fit.Speedup(c), bound)
 }

@@ -245,7 +245,7 @@ func runPoint(ctx context.Context, cfg *Config, w *workload.Workload, p string, 
 	}
 	rec := &lockRecorder{workers: n}
 	m, err := runModel(ctx, w, inst, timing, rec.phase)
-	m.locks = rec.profile()
+	m.locks = rec.profile(m.iterations)
 	return m, err
 }
 

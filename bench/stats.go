@@ -168,14 +168,13 @@ type USL struct {
 	Sigma, Kappa float64
 }
 
-// FitUSL fits σ and κ to throughputs measured at worker counts ns (which
-// must include 1) by Gunther's linearisation: with C(N) = X(N)/X(1),
-// x = N−1 and y = N/C(N) − 1, it fits y = κx² + (σ+κ)x by least squares
-// through the origin. ok is false with fewer than four worker counts or
-// no measurement at one worker.
-func FitUSL(ns []int, xs []float64) (fit USL, ok bool) {
-	if len(ns) != len(xs) || len(ns) < 4 {
-		return USL{}, false
+// gunther returns Gunther's linearisation of throughputs xs measured at
+// worker counts ns: with C(N) = X(N)/X(1), the points x = N−1,
+// y = N/C(N) − 1. ok is false with fewer than least worker counts, no
+// measurement at one worker, or a throughput that is not positive.
+func gunther(ns []int, xs []float64, least int) (x, y []float64, ok bool) {
+	if len(ns) != len(xs) || len(ns) < least {
+		return nil, nil, false
 	}
 	x1 := 0.0
 	for i, n := range ns {
@@ -183,21 +182,32 @@ func FitUSL(ns []int, xs []float64) (fit USL, ok bool) {
 			x1 = xs[i]
 		}
 	}
-	if x1 <= 0 {
-		return USL{}, false
+	if x1 <= 0 || slices.Min(xs) <= 0 {
+		return nil, nil, false
 	}
-	if slices.Min(xs) <= 0 {
+	for i, n := range ns {
+		x = append(x, float64(n-1))
+		y = append(y, float64(n)/(xs[i]/x1)-1)
+	}
+	return x, y, true
+}
+
+// FitUSL fits σ and κ to throughputs measured at worker counts ns (which
+// must include 1) by Gunther's linearisation, fitting y = κx² + (σ+κ)x
+// by least squares through the origin. ok is false with fewer than four
+// worker counts or no measurement at one worker.
+func FitUSL(ns []int, xs []float64) (fit USL, ok bool) {
+	x, y, ok := gunther(ns, xs, 4)
+	if !ok {
 		return USL{}, false
 	}
 	var s4, s3, s2, s2y, s1y float64
-	for i, n := range ns {
-		x := float64(n - 1)
-		y := float64(n)/(xs[i]/x1) - 1
-		s4 += x * x * x * x
-		s3 += x * x * x
-		s2 += x * x
-		s2y += x * x * y
-		s1y += x * y
+	for i := range x {
+		s4 += x[i] * x[i] * x[i] * x[i]
+		s3 += x[i] * x[i] * x[i]
+		s2 += x[i] * x[i]
+		s2y += x[i] * x[i] * y[i]
+		s1y += x[i] * y[i]
 	}
 	det := s4*s2 - s3*s3
 	if det == 0 {
@@ -206,6 +216,28 @@ func FitUSL(ns []int, xs []float64) (fit USL, ok bool) {
 	a := (s2y*s2 - s3*s1y) / det // κ
 	b := (s4*s1y - s3*s2y) / det // σ+κ
 	return USL{Sigma: b - a, Kappa: a}, true
+}
+
+// FitContention fits the contention term σ alone, with κ = 0, to
+// throughputs measured at two or more worker counts ns (one of them 1):
+// Gunther's linearisation through the origin, y = σx. With 1 and 2
+// workers it is σ = 2/C(2) − 1, the 1 → 2 ratio's. A speedup above
+// linear gives σ = 0. ok is false without a measurement at one worker
+// and another.
+func FitContention(ns []int, xs []float64) (fit USL, ok bool) {
+	x, y, ok := gunther(ns, xs, 2)
+	if !ok {
+		return USL{}, false
+	}
+	var sxx, sxy float64
+	for i := range x {
+		sxx += x[i] * x[i]
+		sxy += x[i] * y[i]
+	}
+	if sxx == 0 {
+		return USL{}, false
+	}
+	return USL{Sigma: max(sxy/sxx, 0)}, true
 }
 
 // Speedup returns the fit's relative capacity C(N) = X(N)/X(1).

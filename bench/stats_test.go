@@ -110,6 +110,32 @@ func TestFitUSLRecoversKnownParameters(t *testing.T) {
 	}
 }
 
+// TestFitContention: with one and two workers σ comes from the 1 → 2
+// ratio and reproduces it; with more worker counts it is the least
+// squares fit of σ alone; a superlinear speedup fits σ = 0.
+func TestFitContention(t *testing.T) {
+	fit, ok := FitContention([]int{1, 2}, []float64{6.4e6, 3.8e6})
+	if want := 2/(3.8/6.4) - 1; !ok || !near(fit.Sigma, want, 1e-12) || fit.Kappa != 0 {
+		t.Fatalf("fit %+v, %v; want σ %v", fit, ok, want)
+	}
+	if got := fit.Speedup(2); !near(got, 3.8/6.4, 1e-12) {
+		t.Fatalf("the fit gives %v at 2 workers, %v was measured", got, 3.8/6.4)
+	}
+	want := USL{Sigma: 0.1}
+	fit, ok = FitContention([]int{1, 2, 3}, []float64{10, 10 * want.Speedup(2), 10 * want.Speedup(3)})
+	if !ok || !near(fit.Sigma, 0.1, 1e-9) {
+		t.Fatalf("fit %+v, %v; want σ 0.1", fit, ok)
+	}
+	if fit, ok := FitContention([]int{1, 2}, []float64{1, 2.1}); !ok || fit.Sigma != 0 {
+		t.Fatalf("superlinear: fit %+v, %v; want σ 0", fit, ok)
+	}
+	for _, ns := range [][]int{{1}, {2, 4}} {
+		if _, ok := FitContention(ns, make([]float64, len(ns))); ok {
+			t.Fatalf("a fit from worker counts %v", ns)
+		}
+	}
+}
+
 // TestAmdahl: speedup at n for serial fraction s, and its limit.
 func TestAmdahl(t *testing.T) {
 	if got := AmdahlSpeedup(0.1, 10); !near(got, 10/1.9, 1e-12) {

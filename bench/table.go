@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -95,6 +96,7 @@ func (r *Results) WriteTable(w io.Writer) {
 			if r.hasLocks(g.Workload, n) {
 				row("Serial", n, func(pt *Point) string { return serialCell(pt.Locks) })
 				row("Waits", n, func(pt *Point) string { return waitCell(pt.Locks) })
+				row("Shared", n, func(pt *Point) string { return sharedCell(pt.Locks) })
 			}
 		}
 		for _, n := range r.Workers {
@@ -170,6 +172,18 @@ func waitCell(p *LockProfile) string {
 	return fmt.Sprintf("%.1f%% %s", p.Waits[0].Share*100, shortClass(p.Waits[0].Class))
 }
 
+// sharedCell names the class of reader-writer locks the workers' CPUs
+// passed between them most, with how often per iteration.
+func sharedCell(p *LockProfile) string {
+	if p == nil {
+		return ""
+	}
+	if p.Shared == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%.2g/it %s", p.SharedPerOp, shortClass(p.Shared))
+}
+
 func (r *Results) hasLocks(workload string, n int) bool {
 	for _, pt := range r.Points {
 		if pt.Workload == workload && pt.Workers == n && pt.Locks != nil {
@@ -188,23 +202,27 @@ func (r *Results) hasHost(workload string) bool {
 	return false
 }
 
-// writeProjection writes the projection section.
+// writeProjection writes the projection section: the fit to the measured
+// speedups where scaling was measured, Amdahl's law from the serial
+// fraction only where it was not; and Amdahl's bound beside it, marked
+// where the measurement contradicts it.
 func (r *Results) writeProjection(w io.Writer) {
 	prs := r.Projections()
 	if len(prs) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nProjection past this machine (a projection from the points above, not a measurement):")
-	fmt.Fprintln(w, "USL fitted when ≥ 4 worker counts were measured; Amdahl's bound 1/serial fraction always.")
-	fmt.Fprintf(w, "%-20s %-22s %8s %8s %24s %8s", "workload", "plan", "σ", "κ", "serial", "bound")
+	fmt.Fprintln(w, "the USL fitted to the measured speedups (its contention term σ alone below 4 worker counts), within Amdahl's bound 1/serial fraction.")
+	fmt.Fprintf(w, "%-20s %-22s %-10s %8s %8s %24s %8s", "workload", "plan", "fit", "σ", "κ", "serial", "bound")
 	for _, c := range ProjectedCores {
 		fmt.Fprintf(w, " %9s", fmt.Sprintf("×@%d", c))
 	}
 	fmt.Fprintln(w)
+	var contradicted []string
 	for _, pr := range prs {
-		sigma, kappa := "—", "—"
-		if pr.HasUSL {
-			sigma, kappa = fmt.Sprintf("%.4f", pr.USL.Sigma), fmt.Sprintf("%.5f", pr.USL.Kappa)
+		fit, sigma, kappa := "—", "—", "—"
+		if pr.FitKind != "" {
+			fit, sigma, kappa = pr.FitKind, fmt.Sprintf("%.4f", pr.Fit.Sigma), fmt.Sprintf("%.5f", pr.Fit.Kappa)
 		}
 		serial, bound := "—", "—"
 		if pr.HasSerial {
@@ -214,12 +232,22 @@ func (r *Results) writeProjection(w io.Writer) {
 				bound = fmt.Sprintf("%.1f", pr.Amdahl)
 			}
 		}
-		fmt.Fprintf(w, "%-20s %-22s %8s %8s %24s %8s", pr.Workload, shorten(pr.Plan, 22), sigma, kappa, shorten(serial, 24), bound)
+		if n := pr.ContradictedAt; n > 0 {
+			bound += " ✗"
+			at := slices.Index(pr.Ns, n)
+			why := "the lock statistics do not see what limits it"
+			if pr.Shared != "" {
+				why = fmt.Sprintf("the workers pass %s's line between them, %.2g times an iteration, which no hold or wait shows", shortClass(pr.Shared), pr.SharedPerOp)
+			}
+			contradicted = append(contradicted, fmt.Sprintf("✗ %s on %s: measured %.2f× at %d workers, below Amdahl's %.2f× from the serial fraction: the bound is contradicted; %s.",
+				pr.Workload, pr.Plan, pr.Speedups[at], n, AmdahlSpeedup(pr.Serial, n), why))
+		}
+		fmt.Fprintf(w, "%-20s %-22s %-10s %8s %8s %24s %8s", pr.Workload, shorten(pr.Plan, 22), fit, sigma, kappa, shorten(serial, 24), bound)
 		for i := range pr.Cores {
 			cell := ""
 			switch {
-			case pr.HasUSL:
-				cell = fmt.Sprintf("%.1f U", pr.USLSpeedup[i])
+			case pr.FitKind != "":
+				cell = fmt.Sprintf("%.1f %s", pr.FitSpeedup[i], fitMark[pr.FitKind])
 			case pr.HasSerial:
 				cell = fmt.Sprintf("%.1f A", pr.AmdahlSpeedup[i])
 			}
@@ -227,8 +255,14 @@ func (r *Results) writeProjection(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "(U: USL's projected speedup over one worker; A: Amdahl's from the serial fraction.)")
+	fmt.Fprintln(w, "(U: the USL's projected speedup over one worker; C: the contention term's; A: Amdahl's from the serial fraction, where no scaling was measured.)")
+	for _, line := range contradicted {
+		fmt.Fprintln(w, line)
+	}
 }
+
+// fitMark marks a projected speedup with the kind of fit it comes from.
+var fitMark = map[string]string{"USL": "U", "contention": "C"}
 
 // WriteSeeds writes the seed table: each seed's claim beside our A/B of
 // its toggle under SeedBase.

@@ -4,9 +4,10 @@
 // Seed 004 (docs/seeds.md) moved that call out of tasklist_lock because parallel callers
 // contend on the pool's own lock. Pool goes one step further: it has no
 // single hot lock. Samples go to one of several shards, each on its own
-// cache line with its own lock, picked by a hint the caller chooses (the
-// exiting task's creation serial), so concurrent exits of unrelated tasks
-// rarely meet. Reading hashes every shard's state with SHA-256.
+// cache line with its own lock, picked by a hint the caller chooses: the
+// shard of the process that created the exiting task, so that workers
+// releasing their own tasks side by side each write a shard of their own.
+// Reading hashes every shard's state with SHA-256.
 //
 // The mixing on the add side is a cheap non-cryptographic accumulator;
 // what comes out of Read is a SHA-256 digest of all accumulators and a read
@@ -68,10 +69,12 @@ func New(n int) *Pool {
 	return p
 }
 
-// Add mixes sample into the shard hint selects. It never blocks on
-// anything but that shard's lock, which no other lock is held under.
+// Add mixes sample into shard hint modulo the number of shards: adders
+// that give different small hints never share a shard while there are as
+// many shards as hints. It never blocks on anything but that shard's
+// lock, which no other lock is held under.
 func (p *Pool) Add(hint, sample uint64) {
-	sh := &p.shards[mix(hint)&p.mask]
+	sh := &p.shards[hint&p.mask]
 	// The shard's lock serialises the read-modify-write of its state.
 	sh.mu.Lock()
 	stir(&sh.state, sample)
@@ -130,13 +133,4 @@ func stir(s *[4]uint64, v uint64) {
 	s[2] += s[1]
 	s[3] = bits.RotateLeft64(s[3]^s[2], 41) + s[0]
 	s[0] ^= bits.RotateLeft64(s[3], 17)
-}
-
-// mix spreads hints that differ in few low bits (consecutive serials) over
-// the shards.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	return x
 }

@@ -2,10 +2,11 @@ package entropy
 
 import (
 	"bytes"
+	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 
+	"tasklist/internal/parbench"
 	"tasklist/lockstat"
 )
 
@@ -58,6 +59,31 @@ func TestReadDependsOnSamples(t *testing.T) {
 	}
 }
 
+// TestHintPicksShard: a hint selects its shard modulo the shard count,
+// so that adders with different hints below it never share one.
+func TestHintPicksShard(t *testing.T) {
+	p := New(8)
+	for hint := range uint64(8) {
+		for range hint + 1 {
+			p.Add(hint, hint)
+		}
+	}
+	p.Add(8+3, 0) // shard 3 again
+	for i := range p.shards {
+		want := uint64(i + 1)
+		if i == 3 {
+			want++
+		}
+		sh := &p.shards[i]
+		sh.mu.Lock()
+		got := sh.samples
+		sh.mu.Unlock()
+		if got != want {
+			t.Errorf("shard %d holds %d samples, want %d", i, got, want)
+		}
+	}
+}
+
 func TestShardCountIsAPowerOfTwo(t *testing.T) {
 	for n, want := range map[int]int{1: 1, 3: 4, 8: 8, 9: 16} {
 		if got := len(New(n).shards); got != want {
@@ -69,28 +95,29 @@ func TestShardCountIsAPowerOfTwo(t *testing.T) {
 	}
 }
 
-// BenchmarkAdd compares one shard, which every adder shares as Linux's
-// input pool lock is shared, with a sharded pool.
+// BenchmarkAdd is what the release of a task writes in the pool, at one
+// and two goroutines, each an adder standing for a worker that releases
+// its own tasks: with one shard, which every adder shares as Linux's input
+// pool lock is shared; with a hint per task (a hash of its serial), which
+// spreads samples over the shards whoever adds them; and with a hint per
+// adder, the creating process's shard, which keeps each adder on its own.
 func BenchmarkAdd(b *testing.B) {
 	prev := lockstat.SetChecking(false)
 	defer lockstat.SetChecking(prev)
-	for _, shards := range []int{1, 0} {
-		name := "single"
-		if shards == 0 {
-			name = "sharded"
-		}
-		b.Run(name, func(b *testing.B) {
-			p := New(shards)
-			var next atomic.Uint64
-			b.RunParallel(func(pb *testing.PB) {
-				// Each adder is a different worker: its tasks' serials
-				// differ from the others'.
-				hint := next.Add(1) << 32
-				for pb.Next() {
-					hint += 7919
-					p.Add(hint, hint)
-				}
+	for _, v := range []struct {
+		name   string
+		shards int
+		hint   func(g, i int) uint64
+	}{
+		{"single", 1, func(g, i int) uint64 { return uint64(i) }},
+		{"by-task", 8, func(g, i int) uint64 { return uint64(i) * 0x9e3779b97f4a7c15 >> 61 }},
+		{"by-creator", 8, func(g, i int) uint64 { return uint64(g) }},
+	} {
+		for _, n := range parbench.Counts {
+			b.Run(fmt.Sprintf("%s/goroutines=%d", v.name, n), func(b *testing.B) {
+				p := New(v.shards)
+				parbench.Split(b, n, func(g, i int) { p.Add(v.hint(g, i), uint64(i)) })
 			})
-		})
+		}
 	}
 }

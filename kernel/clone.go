@@ -261,7 +261,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		// reparenting. With CLONE_PARENT the caller's own lock, which
 		// comes after its parent's, orders the link against the caller's
 		// group exit.
-		pg.mu.RLock()
+		pg.mu.RLock(child.userShard)
 		ptg.mu.Lock()
 		if ptg != tg {
 			tg.mu.Lock()
@@ -271,7 +271,7 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 				tg.mu.Unlock()
 			}
 			ptg.mu.Unlock()
-			pg.mu.RUnlock()
+			pg.mu.RUnlock(child.userShard)
 			p.Unlock(plan.CloneLink)
 		}
 		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.flags.has(flagChildrenClosed))) {
@@ -362,7 +362,7 @@ func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	// annotations of the fields it guards.
 	g := newProcessGroup(p, newSession(p))
 	g.mu.Lock()
-	g.members.join(tg)
+	g.members.join(tg, g.mu.epochLocked())
 	g.mu.Unlock()
 	tg.pgrp.Store(g)
 	u := k.user(0)

@@ -52,17 +52,18 @@
 //     and fatal signals), each of its threads' jobctl word (jobctl.go: the
 //     stops it owes, the ptrace stop it is in) and its threads' job queues
 //     of children with a stop or a continue to report.
-//   - ProcessGroup.mu, a reader-writer lock, guards a group's member
-//     list; Session.mu a session's list of groups. Walks that act on a
-//     group's members (kill of a group, setpriority, the orphaned-group
-//     test) hold its lock for writing, and so do setpgid and setsid, for
+//   - ProcessGroup.mu, a big-reader lock (a reader-writer lock per shard
+//     of the member list, pgrp_lock.go), guards a group's member list;
+//     Session.mu a session's list of groups. Walks that act on a group's
+//     members (kill of a group, setpriority, the orphaned-group test) hold
+//     its lock for writing, every shard, and so do setpgid and setsid, for
 //     the old and the new group, so a walk never visits a process of
 //     another group (seed 002, docs/seeds.md). A fork into the group and
-//     a release hold it for reading, so that the changes every process
-//     makes run side by side, and change one shard of the member list,
-//     the one of the process that created the member, under that shard's
-//     lock, which only they take; walks merge the shards by the members'
-//     join numbers (pgrp_members.go). getpriority's PRIO_PGRP and
+//     a release hold for reading only the shard of the process that
+//     created the member, so that the changes every process makes run side
+//     by side, and change that shard of the member list under the shard's
+//     own lock, which only they take; walks merge the shards by the
+//     members' join order (pgrp_members.go). getpriority's PRIO_PGRP and
 //     PRIO_USER walks take neither: they read the lists as they were at
 //     one moment by their sequence counts (seqList in list.go), and lock
 //     only when changes keep interrupting.
@@ -73,8 +74,8 @@
 //     thread's shard in both users to move it.
 //   - pid.Allocator.mu orders changes of one namespace level's pid_max;
 //     allocation and freeing take no lock: an allocation claims its
-//     number by moving the level's cursor with a compare-and-swap
-//     (kernel/pid).
+//     number by moving the level's cursor, with an add or a
+//     compare-and-swap (kernel/pid).
 //
 // Reads take no lock: pids, parents, credentials, rlimits and signal
 // handlers are atomics or immutable snapshots behind atomic pointers, and
@@ -104,7 +105,8 @@
 //     releases its dead list after write_unlock_irq). pid.Allocator.mu
 //     and entropy's shard locks may be taken under it.
 //  1. Session.mu, then ProcessGroup.mu, several groups in increasing
-//     creation order: setsid holds the old and the new group, setpgid the
+//     creation order, each group's shards in order (a reader holds one):
+//     setsid holds the old and the new group, setpgid the
 //     moved process's old group, the caller's and the target group (and
 //     first the session's lock when it makes a group). Clone holds the
 //     caller's group (for reading) while it links the child to its
@@ -134,6 +136,55 @@
 // before that seed.
 //
 // The lockstat package checks this order at run time in every test.
+//
+// # Shared cache lines
+//
+// What each operation writes that another worker, running side by side
+// on a process of its own, also writes, under tasklist's own locking and
+// the default Config; a line two cores both write moves between them at
+// every write, whether or not anyone waits. Reads of lines that change
+// rarely (pid_max, the plan, kill(-1)'s registry, a parent's signal
+// actions) are left out.
+//
+//   - Fork of a process: the pid cursor, one word, of the root namespace
+//     and of every namespace the child is visible in. That is inherent: a
+//     table that keeps Linux's global pid order has one cursor, which
+//     every allocation moves. Besides it, the number's own slot in the
+//     used bits and in the table (kernel/pid); those lines hold numbers
+//     64 apart, which the cursor hands out 64 allocations apart, so a
+//     line moves at most once per allocation of one of its numbers and
+//     never while two workers each take one. Everything else the fork
+//     writes is the forking process's own (its lock, children lists and
+//     counts) or sharded by the creating process (its user's count and
+//     member list, its group's lock and member list).
+//   - Release of a process, by its parent's wait or by autoreap: the
+//     number's slots again (a free writes nothing else in the space), and
+//     the creator's shard of the user, of the group and of the entropy
+//     pool. A release that empties its shard of a group whose leader has
+//     left reads every shard's count.
+//   - Exit and wait: the parent's lock, ready list and waiters: the
+//     workers' own, unless the workload shares a parent.
+//   - Thread spawn and the thread's exit and release: the cursor and the
+//     number's slots; the process's lock, thread list and mm count, and
+//     the creator's shards of the user and the entropy pool, all the
+//     spawning worker's own.
+//
+// Exceptions, each of which the workload or the configuration chooses:
+//
+//   - Shards are picked by the creating process's serial modulo 8, so two
+//     workers whose serials agree modulo 8 share their user, group and
+//     entropy shards (workers forked one after another do not).
+//   - Processes that share a parent, or threads of one process, share its
+//     lock and lists, as they share the parent's siglock in Linux.
+//   - Config.ThreadLimit puts a kernel-wide task count on every fork and
+//     release (max_threads); RLIMIT_NPROC below infinity makes a fork of a
+//     counted user read all of that user's shard counts.
+//   - A kill(-1) in progress is told of every fork in its namespace.
+//   - Lock statistics, when on, count in per-class stripes that locks
+//     share by their address (lockstat).
+//
+// The benchmarks in shared_bench_test.go, kernel/pid and entropy measure
+// each of these structures alone, at one and two goroutines.
 //
 // # Linearisation points
 //

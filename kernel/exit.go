@@ -467,7 +467,7 @@ func (t *Task) endRelease() {
 	}
 	// feedEntropy, dropCharges and freePID, written out: this is every
 	// release's path under tasklist's own locking.
-	t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started))
+	t.k.entropy.Add(uint64(t.userShard), uint64(t.k.now()-t.started))
 	t.dropCharges()
 	pid := t.pid.Load()
 	pid.task.CompareAndSwap(t, nil)
@@ -496,8 +496,9 @@ func (t *Task) endReleaseSection(p *plan.Plan) {
 }
 
 // feedEntropy mixes the task's runtime into the entropy pool
-// (add_device_randomness).
-func (t *Task) feedEntropy() { t.k.entropy.Add(t.serial, uint64(t.k.now()-t.started)) }
+// (add_device_randomness), in the shard of the process that created the
+// task, which tasks created by other processes rarely share.
+func (t *Task) feedEntropy() { t.k.entropy.Add(uint64(t.userShard), uint64(t.k.now()-t.started)) }
 
 // dropCharges takes the task off its user's list and count and out of
 // the thread count.

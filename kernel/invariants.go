@@ -110,7 +110,7 @@ func (c *checker) checkUser(u *User) {
 // it is listed in its session, and that it is named by its pid.
 func (c *checker) checkGroup(g *ProcessGroup) {
 	g.mu.Lock()
-	if g.dead || g.members.empty() {
+	if g.dead.Load() || g.members.empty() {
 		c.fail("process group %d is in use but dead or empty", g.id.nrs[0])
 	}
 	g.members.each(func(m *ThreadGroup) bool {
@@ -301,7 +301,7 @@ func (c *checker) checkProcess(tg *ThreadGroup) {
 			member = m == tg
 			return !member
 		})
-		if !member || g.dead {
+		if !member || g.dead.Load() {
 			c.fail("process %d is not a member of its process group", id)
 		}
 		g.mu.Unlock()

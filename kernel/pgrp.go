@@ -26,13 +26,15 @@ type Session struct {
 // runs (Linux walks under tasklist_lock held for reading, and links a
 // child under it held for writing). A fork into the group and a release,
 // the changes every process makes, only add or remove one member, which
-// commute: they hold the lock for reading, so that they run side by side,
-// and change one shard of the member list under that shard's lock
-// (pgrpMembers). getpriority's walk takes no group lock: it reads the
-// member list as it was at one moment, checking the shards' sequence
-// counts (seqList), which every change of membership moves.
+// commute: they hold the lock for reading, only the shard of it that
+// covers the shard of the member list they change (pgrpRWMutex), so that
+// they run side by side without writing a line in common, and change
+// that shard of the list under the shard's own lock (pgrpMembers).
+// getpriority's walk takes no group lock: it reads the member list as it
+// was at one moment, checking the shards' sequence counts (seqList),
+// which every change of membership moves.
 type ProcessGroup struct {
-	mu lockstat.RWMutex
+	mu pgrpRWMutex
 	// members are the processes of the group (pgrpMembers says under
 	// which locks).
 	members pgrpMembers
@@ -42,11 +44,11 @@ type ProcessGroup struct {
 	// older one's.
 	serial uint64
 	// dead is set when the last member left; nobody may join afterwards.
-	// The leave that empties the group sets it holding mu for reading
-	// (no fork can join a group with no member to fork from); a move
-	// sets it holding mu for writing.
-	// +checklocks:mu
-	dead bool
+	// The leave that empties the group sets it holding one shard of mu
+	// for reading, as the one leave that finds every shard empty and
+	// the flag clear (no fork can join a group with no member to fork
+	// from); a move sets it holding mu for writing.
+	dead atomic.Bool
 	// sessionLink is guarded by the session's mu.
 	sessionLink link[ProcessGroup]
 }
@@ -79,7 +81,7 @@ func newSession(id *PID) *Session {
 // +checklocksignore: see above; checklocks cannot see which case holds.
 func newProcessGroup(id *PID, s *Session) *ProcessGroup {
 	g := &ProcessGroup{id: id, session: s, serial: pgrpSerial.Add(1)}
-	g.mu.Init(pgrpClass, g.serial)
+	g.mu.Init(g.serial)
 	g.members.initLocks(g.serial)
 	s.groups.pushBack(g, sessionLinkOf)
 	id.refs.Add(1)
@@ -105,48 +107,60 @@ func (tg *ThreadGroup) lockPgrpOf() (g *ProcessGroup) {
 }
 
 // rlockPgrpOf is lockPgrpOf for a release: the group is locked for
-// reading.
+// reading, tg's shard of it.
 //
 // +checklocksacquireread:g.mu
 func (tg *ThreadGroup) rlockPgrpOf() (g *ProcessGroup) {
 	for {
 		g = tg.pgrp.Load()
 		// As in lockPgrpOf: a read hold keeps moves out as well.
-		g.mu.RLock()
+		g.mu.RLock(tg.pgrpShard)
 		if tg.pgrp.Load() == g {
 			return g
 		}
-		g.mu.RUnlock()
+		g.mu.RUnlock(tg.pgrpShard)
 	}
 }
 
 // leavePgrp removes tg from its process group when the process is
 // released; an emptied group and session give up their pids.
-//
-// +checklocksignore: dead is written under g.mu held for reading by the
-// one leave that empties the group (see ProcessGroup.dead).
 func (tg *ThreadGroup) leavePgrp() {
 	// The group's lock, for reading: a release commutes with forks into
 	// the group and other releases, but not with a walk or a move.
 	g := tg.rlockPgrpOf()
-	empty := g.members.leave(tg)
-	if empty {
-		// No fork can join: it would need a member to fork from.
-		g.dead = true
-	}
-	g.mu.RUnlock()
+	empty := g.members.leave(tg) && !g.leaderStays() && g.members.count() == 0 &&
+		g.dead.CompareAndSwap(false, true)
+	g.mu.RUnlock(tg.pgrpShard)
 	if empty {
 		g.release()
 	}
 }
 
+// leaderStays reports whether the process that leads g, the one its pid
+// names, is a member that has not begun to leave, so that a leave that
+// emptied its own shard need not read every other shard's count: the
+// common case, a leader that outlives its group's other members, writes
+// and reads nothing that other shards' leaves write.
+//
+// A leave that races with the leader's own finds the group empty all the
+// same: the leader's release marks its task dead before its leave counts
+// its shard down and sums the shards, so either this check sees the mark
+// or the leader's sum sees this leave.
+//
+// Preconditions: a shard of g.mu is held, so that no member moves.
+func (g *ProcessGroup) leaderStays() bool {
+	t := g.id.task.Load()
+	return t != nil && t.state.Load() != taskDead && t.tg.pgrp.Load() == g
+}
+
 // joinPgrpLocked adds ctg, a new child, to the group of the process that
 // forks it.
 //
-// Preconditions: g.mu is held, for reading at least.
+// Preconditions: g.mu is held, ctg's shard of it (its leader's
+// userShard) at least for reading.
 func (g *ProcessGroup) joinPgrpLocked(ctg *ThreadGroup) {
-	g.mu.AssertHeld()
-	g.members.join(ctg)
+	g.mu.AssertHeld(ctg.leader.Load().userShard)
+	g.members.join(ctg, g.mu.epochLocked())
 }
 
 // release detaches an emptied group from its pid and its session.
@@ -250,11 +264,11 @@ func (t *Task) Setsid() (int, error) {
 	g := newProcessGroup(id, newSession(id))
 	// The new group is newer, so its lock comes after the old one's.
 	g.mu.Lock()
-	old.members.moveTo(tg, &g.members)
+	old.members.moveTo(tg, &g.members, g.mu.epochLocked())
 	tg.pgrp.Store(g)
 	oldEmpty := old.members.empty()
 	if oldEmpty {
-		old.dead = true
+		old.dead.Store(true)
 	}
 	g.mu.Unlock()
 	old.mu.Unlock()

@@ -161,7 +161,7 @@ func (sp *setpgidOp) valid() bool {
 // creates reports whether joining the group named by id means making it.
 //
 // +checklocksignore: called between lock and unlock, with target locked.
-func (sp *setpgidOp) creates() bool { return sp.target == nil || sp.target.dead }
+func (sp *setpgidOp) creates() bool { return sp.target == nil || sp.target.dead.Load() }
 
 // checkLocked makes the checks of setpgid (kernel/sys.c) in Linux's
 // order. named is set when pgid differs from pid: the group must exist
@@ -209,10 +209,10 @@ func (sp *setpgidOp) moveLocked() {
 		to.mu.Lock()
 		defer to.mu.Unlock()
 	}
-	sp.old.members.moveTo(ptg, &to.members)
+	sp.old.members.moveTo(ptg, &to.members, to.mu.epochLocked())
 	ptg.pgrp.Store(to)
 	if sp.old.members.empty() {
-		sp.old.dead = true
+		sp.old.dead.Store(true)
 		sp.emptied = sp.old
 	}
 }

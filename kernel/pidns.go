@@ -219,8 +219,12 @@ func (p *PID) put() {
 		return
 	}
 	for at := p.ns; at != nil; at = at.parent {
-		left := at.alloc.Free(int(p.nrs[at.level]))
-		if w := at.drained.Load(); w != nil && left <= w.threshold {
+		at.alloc.Free(int(p.nrs[at.level]))
+		// Only a namespace whose init is exiting is counted, a sum over
+		// its allocator's lines: a free writes no count that every
+		// other free writes too. Of frees racing for the last pids, the
+		// one whose count comes last sees them all.
+		if w := at.drained.Load(); w != nil && at.alloc.Count() <= w.threshold {
 			w.fire(at.k)
 		}
 	}

@@ -42,9 +42,14 @@
 // Linux's lock_stat counts, per class and per acquisition mode (exclusive:
 // Lock and TryLock of a Mutex or an RWMutex; read: RLock of an RWMutex):
 // acquisitions; contentions, the acquisitions that found the lock
-// unavailable and blocked; and the time contended acquisitions waited and
-// the time holds lasted, each as minimum, maximum, total and a histogram of
-// log2 buckets of nanoseconds (see [Timing]). [Class.Stats] reads one class
+// unavailable and blocked; for an RWMutex, bounces, the acquisitions made
+// on another CPU than the lock's previous one (lock_stat's acq-bounces),
+// which moved the lock's cache line between CPUs whether or not anyone
+// waited: a read acquisition writes the reader count, so readers that
+// never wait for each other still share that line; and the time contended
+// acquisitions waited and the time holds lasted, each as minimum,
+// maximum, total and a histogram of log2 buckets of nanoseconds (see
+// [Timing]). [Class.Stats] reads one class
 // and [Snapshot] every active class; [Since] and [ClassStats.Delta] isolate
 // a phase of a run, and [ResetStats] starts over. The counters of a class
 // are spread over 32 stripes, picked by hashing the lock's address, so that
@@ -59,7 +64,7 @@
 // Linux's read hold time instead adds up overlapping holds.
 //
 // [WriteTable] prints the statistics in the layout of /proc/lock_stat,
-// without its bounce and contention-point columns. A class with read
+// without its con-bounces and contention-point columns. A class with read
 // acquisitions gets a NAME-W line for its exclusive acquisitions and a
 // NAME-R line for its read ones; any other class one NAME line. Times are in
 // microseconds. The columns:
@@ -69,6 +74,8 @@
 //   - waittime-min, waittime-max, waittime-total, waittime-avg: the waits of
 //     contended acquisitions, from the failed first attempt to acquisition,
 //     spinning included; the average is over completed waits.
+//   - acq-bounces: acquisitions of an RWMutex on another CPU than its
+//     previous one; 0 for a Mutex, which is not tracked.
 //   - acquisitions: successful acquisitions, TryLock's included.
 //   - holdtime-min, holdtime-max, holdtime-total, holdtime-avg: exclusive
 //     holds, from acquisition to release, on NAME and NAME-W lines; occupied
@@ -102,7 +109,8 @@
 // What these numbers do not say:
 //   - The bound is a ceiling, not a forecast. Cache-line transfers, shared
 //     atomics such as a pid cursor, the allocator, the garbage collector and
-//     the scheduler limit scaling too, and none of them is counted.
+//     the scheduler limit scaling too, and none of them is counted but the
+//     transfers of an RWMutex's own line (its bounces).
 //   - Only a single lock serializes. A class with a lock per object can have
 //     a large holdtime-total and a small serial fraction, since workers that
 //     use different locks do not wait for each other; and the hold times of
@@ -149,7 +157,9 @@
 // the class's hottest total, a compare-and-swap when the lock is the hottest
 // one. A read acquisition and its release each add a compare-and-swap on the
 // RWMutex's occupancy word, and a clock read where they open or close an
-// occupied interval, which the closing release records in the histogram.
+// occupied interval, which the closing release records in the histogram;
+// an RWMutex acquisition in either mode also reads the CPU it runs on and,
+// when that differs from the last one, stores it and counts a bounce.
 // The clock reads cost the most. Measured on a 2-core virtual machine
 // shared with other work, as medians of CPU time per operation over
 // interleaved runs: an uncontended Lock and Unlock of a Mutex take 8 ns
@@ -161,8 +171,8 @@
 //
 // Memory: a Mutex is a sync.Mutex and five words (class, key, holder, hold
 // start, the lock's own hold total); an RWMutex is a sync.RWMutex, the same
-// five words, and two more that count its readers. Each class takes about
-// 46 KiB of counters.
+// five words, and two more: its counts of readers and the CPU of its last
+// acquisition. Each class takes about 47 KiB of counters.
 //
 // The lock types are named structs with explicit Lock and Unlock methods so
 // that static lock analysis (gVisor's checklocks) understands them.
@@ -392,6 +402,9 @@ type RWMutex struct {
 	// readers counts the read holds on held lists, so that RUnlock skips
 	// the checker when there are none.
 	readers atomic.Int32
+	// lastCPU is the CPU of the last acquisition made with statistics
+	// on, in either mode (noteCPU), 0 before the first.
+	lastCPU atomic.Int32
 
 	// occupancy times the intervals during which rw is read-held: see
 	// beginRead. It is 0 while no timed read hold is outstanding.
@@ -420,6 +433,7 @@ func (rw *RWMutex) Lock() {
 	}
 	if f&modeStats != 0 {
 		rw.st.timedLock(&rw.rw, exclusive)
+		rw.noteCPU(exclusive)
 	} else {
 		rw.rw.Lock()
 	}
@@ -468,6 +482,7 @@ func (rw *RWMutex) RLock() {
 	}
 	if f&modeStats != 0 {
 		rw.st.timedLock((*readLocker)(&rw.rw), shared)
+		rw.noteCPU(shared)
 		rw.beginRead()
 	} else {
 		rw.rw.RLock()

@@ -40,6 +40,13 @@ type ModeStats struct {
 	// Contentions counts the acquisitions that found the lock unavailable
 	// and blocked. A failed TryLock is not a contention.
 	Contentions uint64
+	// Bounces counts the acquisitions of an RWMutex made on another CPU
+	// than its previous acquisition, in either mode: each wrote the
+	// lock's cache line after another CPU had, a read acquisition no
+	// less than a write one, so these are the writes workers share even
+	// where nobody waits. A Mutex's are not counted: two CPUs taking one
+	// Mutex in turn show in its hold and wait times.
+	Bounces uint64
 	// Wait times the contended acquisitions, from the failed attempt to
 	// acquisition. Wait.Count() can trail Contentions by the waits still
 	// in progress.
@@ -96,6 +103,7 @@ func (m ModeStats) delta(prev ModeStats) ModeStats {
 	return ModeStats{
 		Acquisitions: m.Acquisitions - prev.Acquisitions,
 		Contentions:  m.Contentions - prev.Contentions,
+		Bounces:      m.Bounces - prev.Bounces,
 		Wait:         m.Wait.delta(prev.Wait),
 		Hold:         m.Hold.delta(prev.Hold),
 	}
@@ -189,16 +197,17 @@ func RunSerialFraction(stats []ClassStats, workerTime time.Duration) (float64, s
 	return best, name
 }
 
-// The table's columns: /proc/lock_stat's, less its bounce counts, and
-// those of the serial bound, printed only for a positive worker time.
+// The table's columns: /proc/lock_stat's, less its contention bounces
+// (acq-bounces are counted for RWMutex locks only), and those of the
+// serial bound, printed only for a positive worker time.
 var (
 	lockStatColumns = []string{"contentions", "waittime-min", "waittime-max", "waittime-total", "waittime-avg",
-		"acquisitions", "holdtime-min", "holdtime-max", "holdtime-total", "holdtime-avg"}
+		"acq-bounces", "acquisitions", "holdtime-min", "holdtime-max", "holdtime-total", "holdtime-avg"}
 	boundColumns = []string{"holdtime-hottest", "serial-fraction", "wait-fraction"}
 )
 
 // WriteTable writes stats to w as a table in the layout of /proc/lock_stat
-// (without its bounce columns and contention points): a line per class in
+// (without its con-bounces column and contention points): a line per class in
 // the order given, or for a class with read acquisitions, a "NAME-W" line
 // for its exclusive mode (if used) and a "NAME-R" line for its read mode.
 // Times are in microseconds with two decimals. When workerTime, the run's
@@ -260,7 +269,7 @@ func WriteTable(w io.Writer, stats []ClassStats, workerTime time.Duration) error
 func rowCells(m ModeStats, workerTime, hottest time.Duration, exclusive bool) []string {
 	cells := []string{strconv.FormatUint(m.Contentions, 10)}
 	cells = appendTiming(cells, m.Wait)
-	cells = append(cells, strconv.FormatUint(m.Acquisitions, 10))
+	cells = append(cells, strconv.FormatUint(m.Bounces, 10), strconv.FormatUint(m.Acquisitions, 10))
 	cells = appendTiming(cells, m.Hold)
 	if workerTime > 0 {
 		if exclusive {

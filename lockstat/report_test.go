@@ -100,7 +100,7 @@ func (tb table) check(t *testing.T, label, column string, want any) {
 func (tb table) checkMode(t *testing.T, label string, m ModeStats) {
 	t.Helper()
 	for col, want := range map[string]any{
-		"contentions": m.Contentions, "acquisitions": m.Acquisitions,
+		"contentions": m.Contentions, "acquisitions": m.Acquisitions, "acq-bounces": m.Bounces,
 		"waittime-min": m.Wait.Min, "waittime-max": m.Wait.Max, "waittime-total": m.Wait.Total, "waittime-avg": m.Wait.Avg(),
 		"holdtime-min": m.Hold.Min, "holdtime-max": m.Hold.Max, "holdtime-total": m.Hold.Total, "holdtime-avg": m.Hold.Avg(),
 	} {
@@ -118,7 +118,7 @@ func TestWriteTable(t *testing.T) {
 	}, {
 		Name:        "table.rw",
 		Write:       ModeStats{Acquisitions: 1, Hold: timing(7 * us)},
-		Read:        ModeStats{Contentions: 1, Acquisitions: 3, Wait: timing(800), Hold: timing(50 * us)},
+		Read:        ModeStats{Contentions: 1, Acquisitions: 3, Bounces: 2, Wait: timing(800), Hold: timing(50 * us)},
 		HottestHold: 7 * us,
 	}, {
 		Name: "table.readonly",

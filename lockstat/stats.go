@@ -33,8 +33,8 @@ type timingCounters struct {
 
 // modeCounters are the counters of one acquisition mode.
 type modeCounters struct {
-	acquisitions, contentions atomic.Uint64
-	wait, hold                timingCounters
+	acquisitions, contentions, bounces atomic.Uint64
+	wait, hold                         timingCounters
 }
 
 // stripe is one counter set. The padding keeps the counters of neighbouring
@@ -62,6 +62,7 @@ func (c *Class) Stats() ClassStats {
 			mc := &c.stripes[i].modes[m]
 			ms.Acquisitions += mc.acquisitions.Load()
 			ms.Contentions += mc.contentions.Load()
+			ms.Bounces += mc.bounces.Load()
 			waitMinInv = max(waitMinInv, mc.wait.addTo(&ms.Wait))
 			holdMinInv = max(holdMinInv, mc.hold.addTo(&ms.Hold))
 		}
@@ -116,6 +117,7 @@ func ResetStats() {
 				mc := &c.stripes[i].modes[m]
 				mc.acquisitions.Store(0)
 				mc.contentions.Store(0)
+				mc.bounces.Store(0)
 				mc.wait.reset()
 				mc.hold.reset()
 			}
@@ -189,6 +191,21 @@ func (s *lockState) timedLock(l blocker, m int) {
 		mc.wait.add(uint64(now() - start))
 	}
 	mc.acquisitions.Add(1)
+}
+
+// noteCPU counts an acquisition of rw in mode m as a bounce if the lock
+// was last acquired on another CPU, and records this one: the acquisition
+// wrote the lock's word (a reader its reader count) on this CPU after
+// another had, so the line moved between them, whether or not anyone
+// waited (acq-bounces in Linux's lock_stat).
+func (rw *RWMutex) noteCPU(m int) {
+	here := cpu()
+	if last := rw.lastCPU.Load(); last != here {
+		rw.lastCPU.Store(here)
+		if last != 0 {
+			rw.st.slot().modes[m].bounces.Add(1)
+		}
+	}
 }
 
 // A lock's held word packs, in its top heldGenBits bits, the class's

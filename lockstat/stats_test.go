@@ -482,3 +482,68 @@ func TestStatsOff(t *testing.T) {
 		t.Errorf("lock total %v, want 0", ownHold(&m.st))
 	}
 }
+
+// TestBounces: an RWMutex acquisition on another CPU than the lock's
+// previous one counts as a bounce, in either mode, a read no less than a
+// write; acquisitions on the CPU of the last one do not.
+func TestBounces(t *testing.T) {
+	withStats(t)
+	on := int32(1)
+	prev := cpu
+	cpu = func() int32 { return on }
+	t.Cleanup(func() { cpu = prev })
+	c := NewClass("stats.bounces")
+	var rw RWMutex
+	rw.Init(c, 1)
+	read := func(at int32) {
+		on = at
+		rw.RLock()
+		rw.RUnlock()
+	}
+	read(1) // the first acquisition has nothing to bounce from
+	read(1)
+	read(2)
+	read(1)
+	on = 2
+	rw.Lock()
+	rw.Unlock()
+	read(2)
+	s := c.Stats()
+	if s.Read.Bounces != 2 || s.Write.Bounces != 1 {
+		t.Fatalf("bounces: %d read, %d write; want 2 and 1", s.Read.Bounces, s.Write.Bounces)
+	}
+	if s.Read.Acquisitions != 5 {
+		t.Fatalf("%d read acquisitions, want 5", s.Read.Acquisitions)
+	}
+	before := s
+	read(1)
+	if d := c.Stats().Delta(before); d.Read.Bounces != 1 {
+		t.Fatalf("Delta counts %d bounces, want 1", d.Read.Bounces)
+	}
+}
+
+// TestBouncesOnRealCPUs: the runtime's CPU ids are within GOMAXPROCS,
+// and readers on several goroutines count at most one bounce per
+// acquisition.
+func TestBouncesOnRealCPUs(t *testing.T) {
+	withStats(t)
+	c := NewClass("stats.realbounces")
+	var rw RWMutex
+	rw.Init(c, 1)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				rw.RLock()
+				rw.RUnlock()
+			}
+		})
+	}
+	wg.Wait()
+	if s := c.Stats(); s.Read.Bounces > s.Read.Acquisitions {
+		t.Fatalf("%d bounces in %d acquisitions", s.Read.Bounces, s.Read.Acquisitions)
+	}
+	if here := cpu(); here < 1 || here > int32(runtime.GOMAXPROCS(0)) {
+		t.Fatalf("cpu() = %d outside 1..GOMAXPROCS", here)
+	}
+}

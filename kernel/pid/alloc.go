@@ -10,7 +10,6 @@
 package pid
 
 import (
-	"math/bits"
 	"sync/atomic"
 	"syscall"
 
@@ -31,39 +30,54 @@ const (
 
 var allocatorClass = lockstat.NewClass("pid.Allocator.mu")
 
+// The cursor is one word: the number of times it has wrapped (its lap)
+// above posBits bits of position, the next number to try (idr_next).
+// Every move takes it forward as a 64-bit number, wraps included, so its
+// value after an allocation's move orders that allocation among all of
+// the space's: it is the allocation's sequence number, and no second
+// shared counter is needed.
+const (
+	posBits = 23 // more than Limit needs, so that a few adds past pid_max never reach the lap
+	posMask = 1<<posBits - 1
+)
+
 // Space is what allocators drawing from one numbering share: the numbers
-// in use, the cursor (idr_next), pid_max and the allocation sequence. An
-// allocator made by NewAllocator has a space of its own, as every
-// namespace level has in Linux. Allocators made by NewSharedAllocator on
-// one Space hand out numbers in a single cyclic order and never the same
-// number twice, each publishing only its own; a benchmark control uses it
-// to give independent kernels one pid cursor, the one thing a table that
-// keeps Linux's global pid order cannot stop sharing.
+// in use, the cursor (idr_next) and pid_max. An allocator made by
+// NewAllocator has a space of its own, as every namespace level has in
+// Linux. Allocators made by NewSharedAllocator on one Space hand out
+// numbers in a single cyclic order and never the same number twice, each
+// publishing only its own; a benchmark control uses it to give
+// independent kernels one pid cursor, the one thing a table that keeps
+// Linux's global pid order cannot stop sharing.
 //
 // Neither allocation nor freeing takes a lock (pidmap_lock serialises both
-// in Linux). An allocation claims the numbers from the cursor up to the
-// one it takes by moving the cursor past them with a compare-and-swap from
-// the value it scanned from, then sets that number's bit: allocations are
-// ordered by their cursor moves, so the cursor never goes back and a
-// number is not reused before the cursor wraps, as under a lock. Freeing
-// clears a bit and the counts. The lock orders only changes of pid_max;
-// it is a leaf: nothing else is acquired while it is held.
+// in Linux), and the only word every allocation writes is the cursor,
+// alone on its cache line; a free writes only its number's own lines.
+// An allocation takes the number the cursor points at by adding one to
+// it, the common case, or else scans for the next free number and moves
+// the cursor past it with a compare-and-swap from the value it scanned
+// from; then it sets that number's bit. Allocations are ordered by their
+// cursor moves, so the cursor never goes back and a number is not reused
+// before the cursor wraps, as under a lock. Freeing clears the bit. The
+// lock orders only changes of pid_max; it is a leaf: nothing else is
+// acquired while it is held.
 type Space struct {
+	// The fields up to the padding are read by every allocation and
+	// written only when pid_max changes.
 	mu lockstat.Mutex
-	// used has one bit per number in [0, max), in words that never move
-	// once made: a set bit is allocated. Alloc sets bits and Free clears
-	// them with atomic operations. SetMax replaces the slice, keeping the
-	// words, so an operation that loaded the old slice uses the same word.
-	used atomic.Pointer[[]*atomic.Uint64]
-	// count is the number of allocated numbers, over all allocators.
-	count atomic.Int64
-	// cursor is the next number to try (idr_next).
-	cursor atomic.Int64
+	// used holds the bits of the numbers in [0, max) and their counts
+	// (usedGroup), in groups that never move once made: a set bit is
+	// allocated. Alloc sets bits and Free clears them with atomic
+	// operations. SetMax replaces the slice, keeping the groups, so an
+	// operation that loaded the old slice uses the same bits.
+	used atomic.Pointer[[]*usedGroup]
 	// max is pid_max: the largest number handed out is max-1. It changes
 	// under mu, after used has grown to cover it.
 	max atomic.Int64
-	// seq counts successful allocations since creation.
-	seq atomic.Uint64
+	_   [64]byte
+	// cursor is the lap and the next number to try (see posBits).
+	cursor atomic.Uint64
+	_      [56]byte
 }
 
 // growUsed makes used cover numbers below max.
@@ -72,23 +86,19 @@ type Space struct {
 //
 // +checklocks:s.mu
 func (s *Space) growUsed(max int) {
-	var words []*atomic.Uint64
+	var groups []*usedGroup
 	if old := s.used.Load(); old != nil {
-		words = *old
+		groups = *old
 	}
-	if need := (max + 63) / 64; need > len(words) {
-		grown := make([]*atomic.Uint64, need)
-		copy(grown, words)
-		block := make([]atomic.Uint64, need-len(words))
-		for i := range block {
-			grown[len(words)+i] = &block[i]
+	if need := groupsFor(max); need > len(groups) {
+		grown := make([]*usedGroup, need)
+		copy(grown, groups)
+		for i := len(groups); i < need; i++ {
+			grown[i] = new(usedGroup)
 		}
 		s.used.Store(&grown)
 	}
 }
-
-// word returns the word that holds nr's bit.
-func (s *Space) word(nr int) *atomic.Uint64 { return (*s.used.Load())[nr/64] }
 
 // NewSpace returns an empty number space with the given pid_max, which
 // must be in [MinMax, Limit].
@@ -111,18 +121,18 @@ func NewSpace(max int) (*Space, error) {
 // Disable is set before the walk that follows it, so that walk sees every
 // number whose allocation succeeds.
 type Allocator[T any] struct {
-	space *Space
-	table table[T]
-
-	// count is the number of numbers this allocator has allocated
-	// (pid_allocated), kept only by an allocator that shares its space:
-	// one with a space of its own counts in the space's count, so that
-	// an allocation and a release write one shared count, not two.
-	count  atomic.Int64
+	space  *Space
 	shared bool
 	// disabled is set once the namespace's init has died: every later
 	// allocation fails with ENOMEM (disable_pid_allocation).
 	disabled atomic.Bool
+	_        [64]byte
+	// count is the number of numbers this allocator has allocated
+	// (pid_allocated), kept only by an allocator that shares its space;
+	// one with a space of its own counts in the space's lines.
+	count atomic.Int64
+	_     [56]byte
+	table table[T]
 }
 
 // NewAllocator returns an allocator with a space of its own and the given
@@ -143,95 +153,92 @@ func NewSharedAllocator[T any](s *Space) *Allocator[T] { return &Allocator[T]{sp
 
 // Alloc takes the next free number, cyclically, and publishes v, which
 // must not be nil, for it. It returns the number and the allocation's
-// sequence number (how many allocations the allocator's space has made,
-// this one included). Errors:
+// sequence number, which is larger than that of every allocation the
+// space made before. Errors:
 // EAGAIN when every number in range is taken, ENOMEM when allocation has
 // been disabled. A disabled allocator still moves its cursor past the
 // number it would have handed out: alloc_pid takes a number from the IDR
 // at every level before it checks PIDNS_ADDING, and gives it back when the
 // check fails, so a fork into a dead namespace uses up a number (A13).
 func (a *Allocator[T]) Alloc(v *T) (nr int, seq uint64, err error) {
-	s := a.space
+	nr, seq, slot, err := a.space.claim()
+	if err != nil {
+		return 0, 0, err
+	}
+	a.table.store(nr, v)
+	if a.disabled.Load() {
+		// Published before the check: a walk after Disable may have
+		// seen v, as one sees an embryo whose clone then fails.
+		a.table.store(nr, nil)
+		slot.clear()
+		return 0, 0, syscall.ENOMEM
+	}
+	slot.line.count.Add(1)
+	if a.shared {
+		a.count.Add(1)
+	}
+	return nr, seq, nil
+}
+
+// claim takes the first free number at or after the cursor, cyclically:
+// it moves the cursor past it and sets its bit. It returns the number,
+// the cursor's value after the move and the number's slot. Errors: EAGAIN
+// when every number in range is taken.
+func (s *Space) claim() (int, uint64, usedSlot, error) {
+	groups := *s.used.Load()
+	to := min(int(s.max.Load()), len(groups)*groupNumbers)
+	// One add takes the number the cursor points at, which is free
+	// unless the cursor has wrapped into numbers still in use: the
+	// cursor's line is then all that is shared. Position 0 and the
+	// positions past pid_max need the scan, which finds where to go.
+	c := s.cursor.Add(1) - 1
+	if pos := int(c & posMask); pos > 0 && pos < to {
+		if slot := slotOf(groups, pos); slot.set() {
+			return pos, c + 1, slot, nil
+		}
+	}
 	for {
-		nr, err = s.claim()
+		nr, cur, next, err := s.scan()
 		if err != nil {
-			return 0, 0, err
+			// Nothing free: put the cursor back where the add found
+			// it, as a failed alloc_pid leaves idr_next, unless
+			// another allocation has moved it since.
+			s.cursor.CompareAndSwap(c+1, c)
+			return 0, 0, usedSlot{}, err
 		}
-		bit := uint64(1) << (nr % 64)
-		if !s.setBit(nr, bit) {
-			continue // the cursor wrapped round to nr meanwhile: claim again
+		if !s.cursor.CompareAndSwap(cur, next) {
+			continue
 		}
-		a.table.store(nr, v)
-		if a.disabled.Load() {
-			// Published before the check: a walk after Disable may have
-			// seen v, as one sees an embryo whose clone then fails.
-			a.table.store(nr, nil)
-			s.word(nr).And(^bit)
-			return 0, 0, syscall.ENOMEM
+		if slot := slotOf(*s.used.Load(), nr); slot.set() {
+			return nr, next, slot, nil
 		}
-		s.count.Add(1)
-		if a.shared {
-			a.count.Add(1)
-		}
-		return nr, s.seq.Add(1), nil
+		// The cursor wrapped round to nr meanwhile: claim again.
 	}
 }
 
-// claim picks the first free number at or after the cursor, cyclically,
-// and moves the cursor past it. Errors: EAGAIN when every number in range
-// is taken.
-func (s *Space) claim() (int, error) {
-	for {
-		words := *s.used.Load()
-		to := min(int(s.max.Load()), len(words)*64)
-		cursor := s.cursor.Load()
-		lowest := 1
-		if cursor > ReservedPIDs {
-			lowest = ReservedPIDs
-		}
-		start := max(int(cursor), lowest)
-		nr := findFree(words, start, to)
-		if nr < 0 && start > lowest {
-			nr = findFree(words, lowest, to)
-		}
-		if nr < 0 {
-			return 0, syscall.EAGAIN
-		}
-		if s.cursor.CompareAndSwap(cursor, int64(nr)+1) {
-			return nr, nil
-		}
+// scan finds the first free number at or after the cursor, cyclically
+// (idr_alloc_cyclic from pid_min). It returns the number, the cursor it
+// scanned from and the cursor's value once past the number. Errors:
+// EAGAIN when every number in range is taken.
+func (s *Space) scan() (nr int, cur, next uint64, err error) {
+	groups := *s.used.Load()
+	to := min(int(s.max.Load()), len(groups)*groupNumbers)
+	cur = s.cursor.Load()
+	pos, lap := int(cur&posMask), cur>>posBits
+	lowest := 1
+	if pos > ReservedPIDs {
+		lowest = ReservedPIDs
 	}
-}
-
-// setBit marks nr allocated and reports whether it was free.
-func (s *Space) setBit(nr int, bit uint64) bool {
-	w := s.word(nr)
-	for {
-		old := w.Load()
-		if old&bit != 0 {
-			return false
-		}
-		if w.CompareAndSwap(old, old|bit) {
-			return true
-		}
+	start := max(pos, lowest)
+	nr = findFree(groups, start, to)
+	if nr < 0 && start > lowest {
+		nr = findFree(groups, lowest, to)
+		lap++
 	}
-}
-
-// findFree returns the first clear bit in [from, to) of words, or -1.
-func findFree(words []*atomic.Uint64, from, to int) int {
-	for from < to {
-		w := from / 64
-		free := ^words[w].Load() >> (from % 64)
-		if free != 0 {
-			nr := from + bits.TrailingZeros64(free)
-			if nr < to {
-				return nr
-			}
-			return -1
-		}
-		from = (w + 1) * 64
+	if nr < 0 {
+		return 0, 0, 0, syscall.EAGAIN
 	}
-	return -1
+	return nr, cur, lap<<posBits | uint64(nr+1), nil
 }
 
 // Load returns the object published for nr, or nil. It takes no lock.
@@ -242,9 +249,9 @@ func (a *Allocator[T]) Load(nr int) *T { return a.table.load(nr) }
 // began and may or may not see one published concurrently.
 func (a *Allocator[T]) Range(f func(nr int, v *T) bool) { a.table.rangeAll(f) }
 
-// Free unpublishes nr, returns it to the allocator and reports how many
-// numbers remain allocated. It takes no lock.
-func (a *Allocator[T]) Free(nr int) int { return a.free(nr) }
+// Free unpublishes nr and returns it to the allocator. It takes no lock
+// and writes only nr's own slot in the table and its line of used bits.
+func (a *Allocator[T]) Free(nr int) { a.free(nr) }
 
 // Abort returns a number whose allocation was not completed (a later
 // namespace level failed). If that leaves the space empty, the cursor is
@@ -253,28 +260,33 @@ func (a *Allocator[T]) Free(nr int) int { return a.free(nr) }
 func (a *Allocator[T]) Abort(nr int) {
 	s := a.space
 	a.free(nr)
-	if s.count.Load() == 0 {
-		// Unless another allocation has moved the cursor since.
-		s.cursor.CompareAndSwap(int64(nr)+1, 0)
+	if s.count() != 0 {
+		return
+	}
+	// Unless another allocation has moved the cursor since. The reset
+	// starts a lap, so the cursor still only goes forward.
+	if cur := s.cursor.Load(); int(cur&posMask) == nr+1 {
+		s.cursor.CompareAndSwap(cur, (cur>>posBits+1)<<posBits)
 	}
 }
 
-// free unpublishes nr and clears its bit; it returns the allocator's
-// count after it. The table entry goes first, so a number is never seen
-// free while its object is still published.
-func (a *Allocator[T]) free(nr int) int {
-	s := a.space
-	bit := uint64(1) << (nr % 64)
-	if nr <= 0 || nr/64 >= len(*s.used.Load()) || s.word(nr).Load()&bit == 0 || a.table.load(nr) == nil {
+// free unpublishes nr and clears its bit. The table entry goes first, so
+// a number is never seen free while its object is still published.
+func (a *Allocator[T]) free(nr int) {
+	groups := *a.space.used.Load()
+	if nr <= 0 || nr >= len(groups)*groupNumbers || a.table.load(nr) == nil {
+		panic("pid: freeing a number that is not allocated")
+	}
+	slot := slotOf(groups, nr)
+	if !slot.isUsed() {
 		panic("pid: freeing a number that is not allocated")
 	}
 	a.table.store(nr, nil)
-	s.word(nr).And(^bit)
-	n := s.count.Add(-1)
+	slot.line.count.Add(-1)
+	slot.clear()
 	if a.shared {
-		n = a.count.Add(-1)
+		a.count.Add(-1)
 	}
-	return int(n)
 }
 
 // Disable makes every later Alloc fail with ENOMEM (after it has moved the
@@ -284,13 +296,20 @@ func (a *Allocator[T]) Disable() { a.disabled.Store(true) }
 // Disabled reports whether Disable has been called.
 func (a *Allocator[T]) Disabled() bool { return a.disabled.Load() }
 
-// Count returns the number of numbers this allocator has allocated.
+// Count returns the number of numbers this allocator has allocated. An
+// allocator with a space of its own sums its lines' counts, each read at
+// its own moment: a count read while numbers are allocated and freed is
+// exact only once they stop, but one read after a free sees that free.
 func (a *Allocator[T]) Count() int {
 	if a.shared {
 		return int(a.count.Load())
 	}
-	return int(a.space.count.Load())
+	return a.space.count()
 }
+
+// count returns how many numbers the space has allocated, over all its
+// allocators.
+func (s *Space) count() int { return countIn(*s.used.Load()) }
 
 // Max returns pid_max.
 func (a *Allocator[T]) Max() int { return a.space.Max() }

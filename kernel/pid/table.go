@@ -2,14 +2,26 @@ package pid
 
 import "sync/atomic"
 
-const chunkShift = 9
+const (
+	chunkShift = 9
+	chunkSize  = 1 << chunkShift
+	// chunkLines is how many cache lines of pointers a chunk spans;
+	// like the used bits, the chunk interleaves its numbers over them.
+	chunkLines = chunkSize * 8 / 64
+)
 
 // table maps pid numbers to objects. Nothing takes a lock: a chunk is
 // made by compare-and-swap, and a number's slot is written only by the
-// allocation that holds the number and by its free.
+// allocation that holds the number and by its free. Number j of a chunk
+// is in slot slotIndex(j), on line j%chunkLines, so that numbers handed
+// out one after another, which workers forking side by side get, are
+// published on different cache lines (see usedGroup).
 type table[T any] struct {
-	chunks [Limit >> chunkShift]atomic.Pointer[[1 << chunkShift]atomic.Pointer[T]]
+	chunks [Limit >> chunkShift]atomic.Pointer[[chunkSize]atomic.Pointer[T]]
 }
+
+// slotIndex returns where number j of a chunk is kept in it.
+func slotIndex(j int) int { return j%chunkLines*(chunkSize/chunkLines) + j/chunkLines }
 
 // load returns the object stored for nr, or nil.
 func (t *table[T]) load(nr int) *T {
@@ -20,7 +32,7 @@ func (t *table[T]) load(nr int) *T {
 	if c == nil {
 		return nil
 	}
-	return c[nr&(1<<chunkShift-1)].Load()
+	return c[slotIndex(nr&(chunkSize-1))].Load()
 }
 
 // store publishes v (nil to remove) for nr.
@@ -31,14 +43,14 @@ func (t *table[T]) store(nr int, v *T) {
 		if v == nil {
 			return
 		}
-		fresh := new([1 << chunkShift]atomic.Pointer[T])
+		fresh := new([chunkSize]atomic.Pointer[T])
 		if !slot.CompareAndSwap(nil, fresh) {
 			c = slot.Load()
 		} else {
 			c = fresh
 		}
 	}
-	c[nr&(1<<chunkShift-1)].Store(v)
+	c[slotIndex(nr&(chunkSize-1))].Store(v)
 }
 
 // rangeAll calls f for every stored object in increasing pid order until f
@@ -50,9 +62,9 @@ func (t *table[T]) rangeAll(f func(nr int, v *T) bool) {
 		if c == nil {
 			continue
 		}
-		for i := range c {
-			if v := c[i].Load(); v != nil {
-				if !f(ci<<chunkShift|i, v) {
+		for j := range chunkSize {
+			if v := c[slotIndex(j)].Load(); v != nil {
+				if !f(ci<<chunkShift|j, v) {
 					return
 				}
 			}

@@ -238,9 +238,6 @@ func (t *Task) linkThreadLocked(child *Task, flags, traceOption uint64) (*Task, 
 // linkProcess makes the new process ctg a child of the caller (or, with
 // CLONE_PARENT, of the caller's parent) and a member of the caller's
 // process group, and publishes it.
-//
-// +checklocksignore: which process locks it takes depends on CLONE_PARENT;
-// lockstat checks their order at run time.
 func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSignal int, traceOption uint64) (*Task, error) {
 	tg := t.tg
 	p := t.k.plan
@@ -252,77 +249,93 @@ func (t *Task) linkProcess(child *Task, ctg *ThreadGroup, flags uint64, exitSign
 		if flags&unix.CLONE_PARENT != 0 {
 			parent = tg.parent.Load()
 		}
-		ptg := parent.tg
 		// The group's lock makes joining it atomic against a walk over
-		// the group (kill of a process group): it is held for reading,
-		// which the walks' writing excludes and other forks and releases
-		// share (joinPgrpLocked); the parent's lock guards
+		// the group (kill of a process group): the fork holds its shard
+		// for reading, which the walks' writing excludes and other forks
+		// and releases share (joinPgrpLocked). The parent's lock guards
 		// its children list and orders the link against the parent's
 		// reparenting. With CLONE_PARENT the caller's own lock, which
 		// comes after its parent's, orders the link against the caller's
 		// group exit.
 		pg.mu.RLock(child.userShard)
-		ptg.mu.Lock()
-		if ptg != tg {
-			tg.mu.Lock()
+		lockPair(parent.tg, tg)
+		step := t.linkProcessLocked(child, ctg, parent, pg, flags, exitSignal, traceOption)
+		unlockPair(parent.tg, tg)
+		pg.mu.RUnlock(child.userShard)
+		p.Unlock(plan.CloneLink)
+		if !step.retry {
+			return step.tracer, step.err
 		}
-		unlock := func() {
-			if ptg != tg {
-				tg.mu.Unlock()
-			}
-			ptg.mu.Unlock()
-			pg.mu.RUnlock(child.userShard)
-			p.Unlock(plan.CloneLink)
+		if step.resume != nil {
+			sleepUntil(step.resume, step.dying)
 		}
-		if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.flags.has(flagChildrenClosed))) {
-			unlock() // moved meanwhile: start over with the new owners
-			continue
-		}
-		if tg.groupExiting || t.killPending {
-			unlock()
-			return nil, unix.EINTR
-		}
-		// A process with a stop pending or in effect forks only once it
-		// is continued: Linux restarts a fork that a group signal
-		// interrupts, so the child either got the stop too or is
-		// created after the continue.
-		if resume := t.stopWaitLocked(); resume != nil {
-			dying := t.dyingChanLocked()
-			unlock()
-			sleepUntil(resume, dying)
-			continue
-		}
-		// Everything a lockless lookup may read is set before the CAS
-		// publishes the task (A15); the lists, which only holders of
-		// the locks held here can read, may follow it.
-		if parent == t {
-			ctg.exitSignal = int32(exitSignal)
-			ctg.parentExecSeq = tg.execSeq.Load()
-		} else {
-			ctg.exitSignal = tg.exitSignal
-			ctg.parentExecSeq = tg.parentExecSeq
-		}
-		ptg.adoptLocked(ctg, parent)
-		if ptg.hasChildSubreaper.Load() || ptg.isChildSubreaper.Load() {
-			ctg.hasChildSubreaper.Store(true)
-		}
-		ctg.pgrp.Store(pg)
-		t.inheritMaskLocked(child)
-		tracer := t.inheritTraceLocked(child, flags, traceOption)
-		if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
-			parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed
-			unlock()
-			return nil, unix.ENOMEM
-		}
-		ptg.children.pushBack(ctg, siblingLinkOf)
-		ptg.nrChildren[waitClass(ctg.exitSignal)]++
-		pg.joinPgrpLocked(ctg)
-		// Only after the CAS: a kill(-1) walk that this misses
-		// registered after it, so the walk finds the child published.
-		tg.noteForkLocked(ctg)
-		unlock()
-		return tracer, nil
 	}
+}
+
+// linkStep is what one try at linking a new process came to: the tracer
+// it inherited, or an error, or a retry, after sleeping until resume or
+// dying closes if resume is set.
+type linkStep struct {
+	tracer        *Task
+	err           error
+	retry         bool
+	resume, dying <-chan struct{}
+}
+
+// linkProcessLocked is linkProcess's work under the locks: unless the
+// caller's group or parent moved meanwhile (retry at once) or the caller
+// must first be continued (retry once resumed), the child joins parent's
+// children and group pg and is published.
+//
+// Preconditions: parent.tg.mu and t.tg.mu are held; pg's shard of
+// child is held for reading; child is unpublished.
+//
+// +checklocks:parent.tg.mu
+// +checklocks:t.tg.mu
+func (t *Task) linkProcessLocked(child *Task, ctg *ThreadGroup, parent *Task, pg *ProcessGroup,
+	flags uint64, exitSignal int, traceOption uint64) linkStep {
+	tg, ptg := t.tg, parent.tg
+	if tg.pgrp.Load() != pg || (parent != t && (tg.parent.Load() != parent || parent.flags.has(flagChildrenClosed))) {
+		return linkStep{retry: true} // moved meanwhile: start over with the new owners
+	}
+	if tg.groupExiting || t.killPending {
+		return linkStep{err: unix.EINTR}
+	}
+	// A process with a stop pending or in effect forks only once it is
+	// continued: Linux restarts a fork that a group signal interrupts,
+	// so the child either got the stop too or is created after the
+	// continue.
+	if resume := t.stopWaitLocked(); resume != nil {
+		return linkStep{retry: true, resume: resume, dying: t.dyingChanLocked()}
+	}
+	// Everything a lockless lookup may read is set before the CAS
+	// publishes the task (A15); the lists, which only holders of the
+	// locks held here can read, may follow it.
+	if parent == t {
+		ctg.exitSignal = int32(exitSignal)
+		ctg.parentExecSeq = tg.execSeq.Load()
+	} else {
+		ctg.exitSignal = tg.exitSignal
+		ctg.parentExecSeq = tg.parentExecSeq
+	}
+	ptg.adoptLocked(ctg, parent)
+	if ptg.hasChildSubreaper.Load() || ptg.isChildSubreaper.Load() {
+		ctg.hasChildSubreaper.Store(true)
+	}
+	ctg.pgrp.Store(pg)
+	t.inheritMaskLocked(child)
+	tracer := t.inheritTraceLocked(child, flags, traceOption)
+	if !child.state.CompareAndSwap(taskEmbryo, taskRunning) {
+		parent.nrChildren.Add(-1) // undo adoptLocked: the child never existed
+		return linkStep{err: unix.ENOMEM}
+	}
+	ptg.children.pushBack(ctg, siblingLinkOf)
+	ptg.nrChildren[waitClass(ctg.exitSignal)]++
+	pg.joinPgrpLocked(ctg)
+	// Only after the CAS: a kill(-1) walk that this misses registered
+	// after it, so the walk finds the child published.
+	tg.noteForkLocked(ctg)
+	return linkStep{tracer: tracer}
 }
 
 // newLoneThreadGroup makes a process whose only thread is leader, not yet

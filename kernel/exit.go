@@ -12,76 +12,73 @@ import (
 // namespace init whose namespace must empty first (B11): that tail runs
 // asynchronously and Kernel.Quiesce waits for it; and for a thread whose
 // tracer holds it at PTRACE_EVENT_EXIT, whose exit goes on once the tracer
-// resumes it (the task is Stopped until then; WaitRunnable waits for it). Errors: ESRCH if the
-// caller already exited; ErrInitExit for the last thread of the root init
-// (B4).
-func (t *Task) Exit(code int) error {
-	status := int32(code&0xff) << 8
+// resumes it (the task is Stopped until then; WaitRunnable waits for it).
+// Errors: ESRCH if the caller already exited; ErrInitExit for the last
+// thread of the root init (B4).
+func (t *Task) Exit(code int) error { return t.exitCall(int32(code&0xff)<<8, false) }
+
+// ExitGroup is exit_group(2) (do_group_exit): the first group exit code
+// wins and every other live thread is killed (B2). Errors: ESRCH if the
+// caller already exited; ErrInitExit for the root init.
+func (t *Task) ExitGroup(code int) error { return t.exitCall(int32(code&0xff)<<8, true) }
+
+// exitCall is exit and exit_group: the start of do_exit for the caller
+// (with group, for every thread of its process) under the locks that
+// order it, then the rest of each exit.
+func (t *Task) exitCall(status int32, group bool) error {
 	tg := t.tg
 	p := t.k.plan
 	// A plan's table lock, where the plan takes one for do_exit's start.
 	p.Lock(plan.ExitStart)
 	// The process lock orders PF_EXITING and the live count against
-	// clone of a thread, group exits and reparenting onto this process.
+	// clone of a thread, group exits and reparenting onto this process;
+	// a group exit changes the group-exit state and every thread's
+	// PF_EXITING in one critical section, so no thread can adopt
+	// another's children or be cloned in between.
 	tg.mu.Lock()
-	if t.state.Load() != taskRunning {
-		tg.mu.Unlock()
-		p.Unlock(plan.ExitStart)
-		return unix.ESRCH
-	}
-	if tg == t.k.init.tg && tg.liveThreads == 1 {
-		tg.mu.Unlock()
-		p.Unlock(plan.ExitStart)
-		return ErrInitExit
-	}
-	t.beginExitLocked(status, true)
+	victims, err := t.beginExitCallLocked(status, group)
 	tg.mu.Unlock()
 	p.Unlock(plan.ExitStart)
-	t.k.finishAll([]*Task{t})
+	switch {
+	case err != nil:
+		return err
+	case victims == nil:
+		t.k.finishAll([]*Task{t}) // on the stack: exit's fast path allocates nothing here
+	default:
+		t.k.finishAll(victims)
+	}
 	return nil
 }
 
-// ExitGroup is exit_group(2) (do_group_exit): the first group exit code
-// wins and every other live thread is killed (B2). Errors: ESRCH if the
-// caller already exited; ErrInitExit for the root init.
-func (t *Task) ExitGroup(code int) error {
-	status := int32(code&0xff) << 8
+// beginExitCallLocked marks the threads exit or exit_group ends as
+// exiting and returns them, nil when the caller is the only one.
+//
+// Preconditions: t.tg.mu is held.
+//
+// +checklocks:t.tg.mu
+func (t *Task) beginExitCallLocked(status int32, group bool) ([]*Task, error) {
 	tg := t.tg
-	p := t.k.plan
-	// As in Exit.
-	p.Lock(plan.ExitStart)
-	// As in Exit; the group-exit state and every thread's PF_EXITING
-	// change in one critical section, so no thread can adopt another's
-	// children or be cloned in between.
-	tg.mu.Lock()
-	var victims []*Task
-	var err error
 	switch {
 	case t.state.Load() != taskRunning:
-		err = unix.ESRCH
-	case tg == t.k.init.tg:
-		err = ErrInitExit
+		return nil, unix.ESRCH
+	case tg == t.k.init.tg && (group || tg.liveThreads == 1):
+		return nil, ErrInitExit
+	case !group:
+		t.beginExitLocked(status, true)
+		return nil, nil
 	case tg.execTask != nil && !tg.groupExiting:
 		// Another thread's exec is killing its siblings: do_group_exit
 		// ends only the caller, with status 0.
 		t.beginExitLocked(0, true)
-		victims = []*Task{t}
-	default:
-		if tg.liveThreads > 1 {
-			tg.groupExiting = true
-			tg.groupExitCode = status
-			tg.markGroupExit(status)
-		}
-		tg.endJobControlLocked()
-		victims = tg.beginExitAllLocked(status, true)
+		return nil, nil
 	}
-	tg.mu.Unlock()
-	p.Unlock(plan.ExitStart)
-	if err != nil {
-		return err
+	if tg.liveThreads > 1 {
+		tg.groupExiting = true
+		tg.groupExitCode = status
+		tg.markGroupExit(status)
 	}
-	t.k.finishAll(victims)
-	return nil
+	tg.endJobControlLocked()
+	return tg.beginExitAllLocked(status, true), nil
 }
 
 // groupExitSet is the bit groupExitMark carries beside the status once

@@ -49,18 +49,28 @@ func (tg *ThreadGroup) signalTakerLocked(target *Task, sig int) *Task {
 	if t := tg.completeSignalTargetLocked(nil, sig); t != nil {
 		return t
 	}
-	leader := tg.leader.Load()
-	leader.assertProcessLocked() // +checklocksforce: the leader is a thread of tg
-	if leader.state.Load() == taskRunning && !leader.blocksLocked(sig) {
+	if leader := tg.leader.Load(); tg.runsUnblockedLocked(leader, sig) {
 		return leader
 	}
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
-		if t.state.Load() == taskRunning && !t.blocksLocked(sig) {
+		if tg.runsUnblockedLocked(t, sig) {
 			return t
 		}
 	}
 	return nil
+}
+
+// runsUnblockedLocked reports whether thread t of tg runs and does not
+// block sig.
+//
+// Preconditions: tg.mu is held; t is a thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t is a thread of tg, which checklocks cannot see;
+// assertProcessLocked checks it at run time.
+func (tg *ThreadGroup) runsUnblockedLocked(t *Task, sig int) bool {
+	t.assertProcessLocked()
+	return t.state.Load() == taskRunning && !t.blocksLocked(sig)
 }
 
 // completeSignalTargetLocked is complete_signal's choice of the thread

@@ -158,6 +158,7 @@ func (t *Task) blockedLocked() SigSet {
 //
 // +checklocks:t.tg.mu
 func (t *Task) blocksLocked(sig int) bool {
+	t.assertProcessLocked()
 	return t.sig != nil && t.sig.blocked.Has(sig)
 }
 
@@ -194,13 +195,10 @@ func (tg *ThreadGroup) sharedQueueLocked() *sigQueue {
 func (tg *ThreadGroup) blockedByAllLocked(sig int) bool {
 	running := false
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
-		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
-		if t.state.Load() == taskRunning {
-			running = true
-			if !t.blocksLocked(sig) {
-				return false
-			}
+		if tg.runsUnblockedLocked(t, sig) {
+			return false
 		}
+		running = running || t.state.Load() == taskRunning
 	}
 	return running
 }

@@ -170,6 +170,7 @@ func (t *Task) dequeueFromLocked(set SigSet) int {
 //
 // +checklocks:t.tg.mu
 func (t *Task) catchForWaitLocked(sig int, shared, force bool) bool {
+	t.assertProcessLocked()
 	s := t.sigsLocked()
 	if s == nil || !s.waiting.Has(sig) || t.state.Load() != taskRunning {
 		return false

@@ -40,7 +40,9 @@ type Task struct {
 	// +checklocks:tg.mu
 	exitCode int32
 	// nrChildren counts the processes whose parent is this thread; they
-	// sit on the process's children list. Written under tg.mu.
+	// sit on the process's children list. Written under tg.mu, read
+	// without it.
+	// +checkatomic
 	nrChildren atomic.Int32
 	// flags holds the thread's one-bit states that are read without a
 	// lock (taskFlags).
@@ -348,7 +350,7 @@ type ThreadGroup struct {
 	// (wait_chldexit), each woken only by news of a task it waits for
 	// (wait_queue.go).
 	// +checklocks:mu
-	waiters []*childWait
+	waiters []queuedWait
 
 	rlimits atomic.Pointer[rlimitTable]
 	pgrp    atomic.Pointer[ProcessGroup]

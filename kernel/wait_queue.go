@@ -18,8 +18,12 @@ type childWait struct {
 	t    *Task
 	sel  waitSelector
 	opts int
-	// wake, guarded by the process lock, is closed by a wake-up that
-	// concerns the waiter, and replaced before it sleeps again.
+}
+
+// queuedWait is a waiter on its process's queue, with the channel the
+// next wake-up that concerns it closes; a wake-up takes it off the queue.
+type queuedWait struct {
+	w    *childWait
 	wake chan struct{}
 }
 
@@ -57,11 +61,14 @@ func (t *Task) waitParent() *Task {
 //
 // +checklocks:tg.mu
 func (tg *ThreadGroup) sleepChanLocked(w *childWait) chan struct{} {
-	if w.wake == nil {
-		w.wake = make(chan struct{})
-		tg.waiters = append(tg.waiters, w)
+	for _, q := range tg.waiters {
+		if q.w == w {
+			return q.wake
+		}
 	}
-	return w.wake
+	wake := make(chan struct{})
+	tg.waiters = append(tg.waiters, queuedWait{w, wake})
+	return wake
 }
 
 // dequeueWaiter takes a waiter whose call is over off its process's
@@ -80,9 +87,9 @@ func (tg *ThreadGroup) dequeueWaiter(w *childWait) {
 // +checklocks:tg.mu
 func (tg *ThreadGroup) dropWaiterLocked(w *childWait) {
 	for i, q := range tg.waiters {
-		if q == w {
+		if q.w == w {
 			last := len(tg.waiters) - 1
-			tg.waiters[i], tg.waiters[last] = tg.waiters[last], nil
+			tg.waiters[i], tg.waiters[last] = tg.waiters[last], queuedWait{}
 			tg.waiters = tg.waiters[:last]
 			return
 		}
@@ -98,13 +105,12 @@ func (tg *ThreadGroup) dropWaiterLocked(w *childWait) {
 // +checklocks:tg.mu
 func (tg *ThreadGroup) wakeWaitersLocked(p *Task) {
 	kept := tg.waiters[:0]
-	for _, w := range tg.waiters {
-		if w.shouldWake(p) {
-			close(w.wake)
-			w.wake = nil
+	for _, q := range tg.waiters {
+		if q.w.shouldWake(p) {
+			close(q.wake)
 			continue
 		}
-		kept = append(kept, w)
+		kept = append(kept, q)
 	}
 	clear(tg.waiters[len(kept):])
 	tg.waiters = kept

@@ -308,7 +308,8 @@ func (m *Mutex) Init(c *Class, key uint64) { m.st.init(c, key) }
 // reports any order violation the acquisition would cause, so a recursive
 // Lock is reported rather than deadlocking if the reporter panics.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (m *Mutex) Lock() {
 	f, ok := m.st.active()
 	if !ok {
@@ -331,7 +332,8 @@ func (m *Mutex) Lock() {
 // never blocks, so it cannot complete a deadlock and its order is not
 // checked; a lock it acquires is tracked like any other.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (m *Mutex) TryLock() bool {
 	if !m.mu.TryLock() {
 		return false
@@ -345,7 +347,8 @@ func (m *Mutex) TryLock() bool {
 // Unlock releases m. A lock acquired while checking was on is forgotten by
 // the checker even if checking has since been turned off.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (m *Mutex) Unlock() {
 	if m.st.owner != 0 || m.st.since != 0 {
 		m.st.releaseExclusive()
@@ -420,7 +423,8 @@ func (rw *RWMutex) Init(c *Class, key uint64) { rw.st.init(c, key) }
 // Lock acquires rw for writing, blocking until no reader or writer holds it.
 // Violations are reported before blocking, as for [Mutex.Lock].
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (rw *RWMutex) Lock() {
 	f, ok := rw.st.active()
 	if !ok {
@@ -443,7 +447,8 @@ func (rw *RWMutex) Lock() {
 // TryLock acquires rw for writing if it is free and reports whether it did.
 // As with [Mutex.TryLock], its order is not checked.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (rw *RWMutex) TryLock() bool {
 	if !rw.rw.TryLock() {
 		return false
@@ -456,7 +461,8 @@ func (rw *RWMutex) TryLock() bool {
 
 // Unlock releases a write hold on rw.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (rw *RWMutex) Unlock() {
 	if rw.st.owner != 0 || rw.st.since != 0 {
 		rw.st.releaseExclusive()
@@ -469,7 +475,8 @@ func (rw *RWMutex) Unlock() {
 // intervals during which at least one reader holds rw rather than each read
 // hold: a reader's release cannot tell when its own hold began.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (rw *RWMutex) RLock() {
 	f, ok := rw.st.active()
 	if !ok {
@@ -495,7 +502,8 @@ func (rw *RWMutex) RLock() {
 
 // RUnlock releases a read hold on rw.
 //
-// +checklocksignore
+// +checklocksignore: the lock's own implementation; callers' acquisitions
+// and releases are what checklocks follows.
 func (rw *RWMutex) RUnlock() {
 	if rw.readers.Load() != 0 && releaseRead(&rw.st) {
 		rw.readers.Add(-1)

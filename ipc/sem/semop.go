@@ -70,8 +70,6 @@ func (ns *Namespace) Semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 
 // semtimedop mirrors __do_semtimedop after its argument checks. A zero
 // deadline means none.
-//
-// +checklocksignore: lock decides at run time which lock it holds.
 func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sembuf, deadline time.Time) error {
 	if ctx == nil {
 		ctx = context.Background() // as net/http treats a nil request context
@@ -114,51 +112,73 @@ func (ns *Namespace) semtimedop(ctx context.Context, c Caller, id int, ops []Sem
 			return unix.EACCES
 		}
 	}
-
+	op := semCall{ops: ops, un: un, pid: c.PID, want: want, read: read, alter: alter}
+	// sem_lock: the semaphore's own lock, or the set's.
 	locknum := s.lock(ops)
-	if s.perm.Load() != read || s.deleted.Load() {
-		if errno := s.recheckLocked(&c.Creds, want); errno != 0 {
-			s.unlock(locknum)
-			return errno
+	w, wq, err := s.semopLocked(&op, &c.Creds, locknum)
+	s.unlock(locknum)
+	wq.wake()
+	if w == nil {
+		return err
+	}
+	return s.sleep(ctx, c.Sleeper, w, deadline)
+}
+
+// semCall is one semop call's operations and what was checked of it
+// before the lock: read, the permissions checked (nil: none yet).
+type semCall struct {
+	ops   []Sembuf
+	un    *undo
+	pid   PID
+	want  int
+	read  *perm
+	alter bool
+}
+
+// semopLocked is __do_semtimedop's work under the lock: the permission
+// (for creds) and removal checks again if they may be stale, then the operations,
+// all or none. It returns a waiter it queued, for the caller to sleep on
+// once the lock is dropped, or the call's result, and the sleepers the
+// operations completed, to wake after the lock.
+//
+// Preconditions: locknum is held, as lock(o.ops) returned it.
+//
+// +checklocksignore: lock decides at run time which lock it holds.
+func (s *Set) semopLocked(o *semCall, creds *Creds, locknum int) (*waiter, wakeQ, error) {
+	var wq wakeQ
+	if s.perm.Load() != o.read || s.deleted.Load() {
+		if errno := s.recheckLocked(creds, o.want); errno != 0 {
+			return nil, wq, errno
 		}
 	}
-	at, errno := s.performLocked(ops, un, c.PID)
-	if at == done {
-		var wq wakeQ
-		if alter {
-			s.doSmartUpdateLocked(ops, true, locknum == lockGlobal, &wq)
-		} else {
-			s.setOtimeLocked(ops)
-		}
-		s.unlock(locknum)
-		wq.wake()
-		return nil
-	}
-	if errno != 0 {
-		s.unlock(locknum)
-		return errno
-	}
-	if s.skipsRevalidation() && s.deleted.Load() {
+	at, errno := s.performLocked(o.ops, o.un, o.pid)
+	switch {
+	case at == done && o.alter:
+		s.doSmartUpdateLocked(o.ops, true, locknum == lockGlobal, &wq)
+		return nil, wq, nil
+	case at == done:
+		s.setOtimeLocked(o.ops)
+		return nil, wq, nil
+	case errno != 0:
+		return nil, wq, errno
+	case s.skipsRevalidation() && s.deleted.Load():
 		// The call is on a set removed since its lookup. Nothing would
 		// ever wake it there, so it fails as IPC_RMID would have failed
 		// it: the toggle's race gives wrong answers, never a hang.
-		s.unlock(locknum)
-		return unix.EIDRM
+		return nil, wq, unix.EIDRM
 	}
-
 	w := &waiter{
-		ops:      append([]Sembuf(nil), ops...),
-		undo:     un,
-		pid:      c.PID,
-		alter:    alter,
+		ops:      append([]Sembuf(nil), o.ops...),
+		undo:     o.un,
+		pid:      o.pid,
+		alter:    o.alter,
 		blocking: at,
 		wake:     make(chan struct{}, 1),
 	}
 	w.link.w = w
 	w.status.Store(statusPending)
 	s.enqueueLocked(w, locknum)
-	s.unlock(locknum)
-	return s.sleep(ctx, c.Sleeper, w, deadline)
+	return w, wq, nil
 }
 
 // enqueueLocked mirrors the queueing step of __do_semtimedop.

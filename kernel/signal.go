@@ -238,6 +238,12 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 			return
 		}
 	}
+	if !shared && tg.stopped && sig != int(unix.SIGKILL) && tg.signalActionLocked(sig, force) != sigIgnored {
+		// A stopped thread dequeues nothing: a signal sent to it waits
+		// on its own queue until it runs again (takeUnblockedLocked).
+		target.makeSigsLocked().pending.add(sig) // +checklocksignore: target is a thread of tg
+		return
+	}
 	tg.actOnSignalToLocked(target, sig, force, b)
 }
 

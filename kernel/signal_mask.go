@@ -405,3 +405,20 @@ func (t *Task) inheritMaskLocked(child *Task) {
 		child.sig = &sigState{blocked: m} // +checklocksignore: nobody else reaches child yet
 	}
 }
+
+// traceKeptLocked moves the signals sent to t alone that it does not
+// block, kept while its process was stopped, to the ones it stops for.
+//
+// Preconditions: t.tg.mu is held; t is traced.
+//
+// +checklocks:t.tg.mu
+func (t *Task) traceKeptLocked() {
+	s := t.sigsLocked()
+	if s == nil {
+		return
+	}
+	for sig := s.pending.next(^s.blocked); sig != 0; sig = s.pending.next(^s.blocked) {
+		s.pending.take(sig)
+		t.tracePending |= sigBit(sig)
+	}
+}

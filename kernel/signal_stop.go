@@ -199,6 +199,13 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
 	tg.actOnKeptSignalsLocked()
+	// Each thread, running again, takes what was sent to it alone first.
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		if t.state.Load() == taskRunning && t.tracer.Load() == nil {
+			t.takeUnblockedLocked(b)
+		}
+	}
 	pending := tg.pendingSigs &^ stopSignals // prepare_signal flushes them
 	tg.pendingSigs = 0
 	for pending != 0 {

@@ -161,10 +161,11 @@ func (t *Task) dequeueFromLocked(set SigSet) int {
 
 // catchForWaitLocked hands sig to t, the thread chosen to take it, when t
 // sleeps in sigtimedwait for it and reports true: the signal is queued
-// (on the process's queue if shared) and t woken to dequeue it. A signal
-// t did not block before the call is queued only if it would not be
-// dropped or kill the process (sig_ignored, complete_signal's
-// real_blocked test); otherwise false, and it goes its usual way.
+// (on the process's queue if shared) and t woken to dequeue it, without a
+// ptrace stop (dequeue_signal is not get_signal). A signal t did not
+// block before the call is queued only if it would not be dropped or kill
+// the process (sig_ignored, complete_signal's real_blocked test);
+// otherwise false, and it goes its usual way.
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -174,7 +175,10 @@ func (t *Task) catchForWaitLocked(sig int, shared, force bool) bool {
 	if s == nil || !s.waiting.Has(sig) || t.state.Load() != taskRunning {
 		return false
 	}
-	if !s.realBlocked.Has(sig) {
+	// Neither test applies to a traced thread: sig_ignored keeps every
+	// signal for a tracee, and complete_signal kills a traced process
+	// only for SIGKILL.
+	if !s.realBlocked.Has(sig) && t.tracer.Load() == nil {
 		switch t.tg.signalActionLocked(sig, force) {
 		case sigIgnored, sigKills:
 			return false

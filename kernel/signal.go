@@ -224,6 +224,14 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		// whatever its disposition (ptrace_signal): its tracer decides.
 		if taker := tg.signalTakerLocked(target, sig); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
+			if shared && target == nil && tg.stopped && taker.traceStop != 0 { // +checklocksignore: taker is a thread of tg
+				// No thread wants it, and the one the model would
+				// give it to sits in a ptrace stop: it waits on the
+				// process's queue for whichever thread runs first
+				// (SIGCONT's, or a tracer's resume).
+				tg.sharedQueueLocked().add(sig)
+				return
+			}
 			taker.traceSignalLocked(sig, shared) // +checklocksignore: taker.tg is tg, asserted there
 			return
 		}

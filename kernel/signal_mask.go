@@ -406,19 +406,25 @@ func (t *Task) inheritMaskLocked(child *Task) {
 	}
 }
 
-// traceKeptLocked moves the signals sent to t alone that it does not
-// block, kept while its process was stopped, to the ones it stops for.
+// traceKeptLocked moves the signals kept while t's process was stopped
+// that t does not block, those sent to it alone and those on the
+// process's queue, to the ones it stops for.
 //
 // Preconditions: t.tg.mu is held; t is traced.
 //
 // +checklocks:t.tg.mu
 func (t *Task) traceKeptLocked() {
-	s := t.sigsLocked()
-	if s == nil {
-		return
+	mask := ^t.blockedLocked()
+	if s := t.sigsLocked(); s != nil {
+		for sig := s.pending.next(mask); sig != 0; sig = s.pending.next(mask) {
+			s.pending.take(sig)
+			t.tracePending |= sigBit(sig)
+		}
 	}
-	for sig := s.pending.next(^s.blocked); sig != 0; sig = s.pending.next(^s.blocked) {
-		s.pending.take(sig)
-		t.tracePending |= sigBit(sig)
+	if q := t.tg.sharedPending; q != nil {
+		for sig := q.next(mask); sig != 0; sig = q.next(mask) {
+			q.take(sig)
+			t.traceShared |= sigBit(sig)
+		}
 	}
 }

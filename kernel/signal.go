@@ -205,13 +205,24 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	if tg.queueHeldLocked(target, shared, sig) {
 		return
 	}
+	// sig_ignored keeps what the thread it was sent through blocks.
+	heldByAddressee := addressee.blocksLocked(sig) // +checklocksignore: addressee is a thread of tg
+	if heldByAddressee && (target == nil || target.tracer.Load() == nil) && tg.signalActionLocked(sig, force) == sigIgnored {
+		// Queued, it wakes the thread complete_signal chose, which
+		// takes it and drops it (a wait restarts, a semop or a
+		// sigtimedwait fails with EINTR).
+		if target != nil {
+			tg.wakeSignalTargetLocked(target, sig)
+		}
+		return
+	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// prepare_signal (sig_ignored) and complete_signal judge by the
 		// thread the signal was sent through, not by the one that takes
 		// it: an untraced addressee drops what its process ignores, and
 		// a fatal signal that dumps no core takes the whole process down
 		// at once, through a traced thread too, once a thread wants it.
-		if addressee.tracer.Load() == nil {
+		if addressee.tracer.Load() == nil && !heldByAddressee {
 			switch action := tg.signalActionLocked(sig, force); {
 			case action == sigIgnored:
 				return

@@ -211,6 +211,12 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	for pending != 0 {
 		sig := nextSignal(pending)
 		pending &^= sigBit(sig)
+		if taker := tg.signalTakerLocked(nil, sig); taker != nil && taker.tracer.Load() != nil {
+			// A traced thread that takes it stops for its tracer first
+			// (ptrace_signal).
+			taker.traceSignalLocked(sig, true) // +checklocksignore: taker is a thread of tg, asserted there
+			continue
+		}
 		if tg.sighand.Load().action(sig).Handler == SigDfl && !sigDefaultIgnored(sig) && !tg.unkillable {
 			tg.killLocked(tg.fatalStatus(sig), b)
 			return

@@ -38,17 +38,18 @@ func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
 	defer t.restoreMask(saved)
 	defer t.disarm()
 	for {
-		sig, err := t.sleepIntr(ctx, nil)
+		// A stop, or a traced thread's signal-delivery stop, holds the
+		// call until the thread runs again; it then sleeps on, and a
+		// signal with a handler (SIGCONT's own) ends it either way.
+		tg.mu.Lock()
+		resume := t.stopWaitLocked()
+		tg.mu.Unlock()
+		sig, err := t.sleepIntr(ctx, resume)
 		if err != nil {
 			return err
 		}
 		if sig != 0 && t.handlerRuns(sig) {
 			return unix.EINTR
-		}
-		// A stop, or a traced thread's signal-delivery stop: the call
-		// sleeps on once the thread runs again.
-		if sig != 0 {
-			t.WaitRunnable(ctx)
 		}
 	}
 }

@@ -72,9 +72,11 @@ func (t *Task) nextTraceEventLocked() {
 		return
 	}
 	// The signals its stopped process got are on the shared queue, which
-	// a traced thread that runs, resumed by its tracer, dequeues.
+	// a traced thread that runs, resumed by its tracer, dequeues, after
+	// those sent to it alone that it does not block.
 	t.traceShared |= tg.pendingSigs
 	tg.pendingSigs = 0
+	t.traceKeptLocked()
 	if t.owesTraceStopLocked() {
 		tg.k.goAsync(t.ptraceStop)
 	}

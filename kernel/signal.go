@@ -205,13 +205,24 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	if tg.queueHeldLocked(target, shared, sig) {
 		return
 	}
+	// sig_ignored keeps what the thread it was sent through blocks.
+	heldByAddressee := addressee.blocksLocked(sig) // +checklocksignore: addressee is a thread of tg
+	if heldByAddressee && (target == nil || target.tracer.Load() == nil) && tg.signalActionLocked(sig, force) == sigIgnored {
+		// Queued, it wakes the thread complete_signal chose, which
+		// takes it and drops it (a wait restarts, a semop or a
+		// sigtimedwait fails with EINTR).
+		if target != nil {
+			tg.wakeSignalTargetLocked(target, sig)
+		}
+		return
+	}
 	if sig != int(unix.SIGKILL) && tg.nrTraced.Load() > 0 {
 		// prepare_signal (sig_ignored) and complete_signal judge by the
 		// thread the signal was sent through, not by the one that takes
 		// it: an untraced addressee drops what its process ignores, and
 		// a fatal signal that dumps no core takes the whole process down
 		// at once, through a traced thread too, once a thread wants it.
-		if addressee.tracer.Load() == nil {
+		if addressee.tracer.Load() == nil && !heldByAddressee {
 			switch action := tg.signalActionLocked(sig, force); {
 			case action == sigIgnored:
 				return
@@ -224,6 +235,14 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 		// whatever its disposition (ptrace_signal): its tracer decides.
 		if taker := tg.signalTakerLocked(target, sig); taker != nil && taker.tracer.Load() != nil &&
 			taker.state.Load() == taskRunning {
+			if shared && target == nil && tg.stopped && taker.traceStop != 0 { // +checklocksignore: taker is a thread of tg
+				// No thread wants it, and the one the model would
+				// give it to sits in a ptrace stop: it waits on the
+				// process's queue for whichever thread runs first
+				// (SIGCONT's, or a tracer's resume).
+				tg.sharedQueueLocked().add(sig)
+				return
+			}
 			taker.traceSignalLocked(sig, shared) // +checklocksignore: taker.tg is tg, asserted there
 			return
 		}
@@ -237,6 +256,12 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 			}
 			return
 		}
+	}
+	if !shared && tg.stopped && sig != int(unix.SIGKILL) && tg.signalActionLocked(sig, force) != sigIgnored {
+		// A stopped thread dequeues nothing: a signal sent to it waits
+		// on its own queue until it runs again (takeUnblockedLocked).
+		target.makeSigsLocked().pending.add(sig) // +checklocksignore: target is a thread of tg
+		return
 	}
 	tg.actOnSignalToLocked(target, sig, force, b)
 }

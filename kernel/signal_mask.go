@@ -403,3 +403,26 @@ func (t *Task) inheritMaskLocked(child *Task) {
 		child.sig = &sigState{blocked: m} // +checklocksignore: nobody else reaches child yet
 	}
 }
+
+// traceKeptLocked moves the signals kept while t's process was stopped
+// that t does not block, those sent to it alone and those on the
+// process's queue, to the ones it stops for.
+//
+// Preconditions: t.tg.mu is held; t is traced.
+//
+// +checklocks:t.tg.mu
+func (t *Task) traceKeptLocked() {
+	mask := ^t.blockedLocked()
+	if s := t.sigsLocked(); s != nil {
+		for sig := s.pending.next(mask); sig != 0; sig = s.pending.next(mask) {
+			s.pending.take(sig)
+			t.tracePending |= sigBit(sig)
+		}
+	}
+	if q := t.tg.sharedPending; q != nil {
+		for sig := q.next(mask); sig != 0; sig = q.next(mask) {
+			q.take(sig)
+			t.traceShared |= sigBit(sig)
+		}
+	}
+}

@@ -199,11 +199,24 @@ func (tg *ThreadGroup) continueLocked(b *exitBatch) {
 	tg.wakeStoppedLocked()
 	tg.k.goAsync(tg.notifyParentJobctl)
 	tg.actOnKeptSignalsLocked()
+	// Each thread, running again, takes what was sent to it alone first.
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		if t.state.Load() == taskRunning && t.tracer.Load() == nil {
+			t.takeUnblockedLocked(b)
+		}
+	}
 	pending := tg.pendingSigs &^ stopSignals // prepare_signal flushes them
 	tg.pendingSigs = 0
 	for pending != 0 {
 		sig := nextSignal(pending)
 		pending &^= sigBit(sig)
+		if taker := tg.signalTakerLocked(nil, sig); taker != nil && taker.tracer.Load() != nil {
+			// A traced thread that takes it stops for its tracer first
+			// (ptrace_signal).
+			taker.traceSignalLocked(sig, true) // +checklocksignore: taker is a thread of tg, asserted there
+			continue
+		}
 		if tg.sighand.Load().action(sig).Handler == SigDfl && !sigDefaultIgnored(sig) && !tg.unkillable {
 			tg.killLocked(tg.fatalStatus(sig), b)
 			return

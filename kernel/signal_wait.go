@@ -38,17 +38,18 @@ func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
 	defer t.restoreMask(saved)
 	defer t.disarm()
 	for {
-		sig, err := t.sleepIntr(ctx, nil)
+		// A stop, or a traced thread's signal-delivery stop, holds the
+		// call until the thread runs again; it then sleeps on, and a
+		// signal with a handler (SIGCONT's own) ends it either way.
+		tg.mu.Lock()
+		resume := t.stopWaitLocked()
+		tg.mu.Unlock()
+		sig, err := t.sleepIntr(ctx, resume)
 		if err != nil {
 			return err
 		}
 		if sig != 0 && t.handlerRuns(sig) {
 			return unix.EINTR
-		}
-		// A stop, or a traced thread's signal-delivery stop: the call
-		// sleeps on once the thread runs again.
-		if sig != 0 {
-			t.WaitRunnable(ctx)
 		}
 	}
 }
@@ -161,10 +162,11 @@ func (t *Task) dequeueFromLocked(set SigSet) int {
 
 // catchForWaitLocked hands sig to t, the thread chosen to take it, when t
 // sleeps in sigtimedwait for it and reports true: the signal is queued
-// (on the process's queue if shared) and t woken to dequeue it. A signal
-// t did not block before the call is queued only if it would not be
-// dropped or kill the process (sig_ignored, complete_signal's
-// real_blocked test); otherwise false, and it goes its usual way.
+// (on the process's queue if shared) and t woken to dequeue it, without a
+// ptrace stop (dequeue_signal is not get_signal). A signal t did not
+// block before the call is queued only if it would not be dropped or kill
+// the process (sig_ignored, complete_signal's real_blocked test);
+// otherwise false, and it goes its usual way.
 //
 // Preconditions: t.tg.mu is held.
 //
@@ -175,7 +177,10 @@ func (t *Task) catchForWaitLocked(sig int, shared, force bool) bool {
 	if s == nil || !s.waiting.Has(sig) || t.state.Load() != taskRunning {
 		return false
 	}
-	if !s.realBlocked.Has(sig) {
+	// Neither test applies to a traced thread: sig_ignored keeps every
+	// signal for a tracee, and complete_signal kills a traced process
+	// only for SIGKILL.
+	if !s.realBlocked.Has(sig) && t.tracer.Load() == nil {
 		switch t.tg.signalActionLocked(sig, force) {
 		case sigIgnored, sigKills:
 			return false

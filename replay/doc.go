@@ -50,7 +50,9 @@
 // same flags and exit signal unless it uses set_tid, CLONE_CLEAR_SIGHAND or
 // CLONE_INTO_CGROUP; glibc's semtimedop with no timeout is semop, a timeout is passed in
 // milliseconds; prlimit64 on the caller is a read of the model's limit and setrlimit;
-// rt_sigaction with a new action is sigaction, the handler's address HANDLER. Reads the
+// rt_sigaction with a new action is sigaction, the handler's address HANDLER; rt_sigprocmask,
+// rt_sigpending, rt_sigsuspend and rt_sigtimedwait are sigprocmask, sigpending, sigsuspend
+// and sigtimedwait, with strace's signal sets and a timeout in milliseconds. Reads the
 // scenario language has no call for (getuid and the other id reads, rt_sigaction with no new
 // action, getrlimit, PR_GET_PDEATHSIG) read the model's task directly.
 //
@@ -80,8 +82,8 @@
 // agreeing and disagreeing, those outside the model's scope by reason (memory, file and futex
 // calls, an execve that failed on the file system, rt_sigreturn, whose result is the
 // interrupted call's, prctl options and ptrace requests the process model has not), those
-// the model lacks by reason (rt_sigprocmask, tkill, the pidfd calls, waitid(P_PIDFD),
-// prlimit64 of another process...: each a row of the call table, rows, to be changed when
+// the model lacks by reason (the pidfd calls, waitid(P_PIDFD), prlimit64 of another
+// process...: each a row of the call table, rows, to be changed when
 // the model gains the call), those not compared after a divergence, and the +++ lines
 // checked. WriteTable and WriteJSON print them.
 package replay

@@ -429,6 +429,10 @@ func (r *replayer) printResult(actor scenario.TaskRef, res scenario.Result) stri
 			vals[i] = strconv.FormatInt(v, 10)
 		}
 		return "[" + strings.Join(vals, " ") + "]"
+	case scenario.ResultSigset:
+		return sigsetText(uint64(res.Int))
+	case scenario.ResultSignal:
+		return signalName(int(res.Int))
 	case scenario.ResultFatal:
 		return "no result: " + res.Err.Error()
 	}

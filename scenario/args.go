@@ -59,11 +59,18 @@ func (p *parser) checkArg(call string, i int, kind ArgKind, a arg) *Error {
 			return fail("a sembuf")
 		}
 	case formList:
-		if kind != ArgSemArg {
+		if kind != ArgSemArg && kind != ArgSigset {
 			return fail("a value list")
 		}
+		if kind == ArgSigset {
+			for _, v := range a.list {
+				if v < 1 || v > 64 {
+					return fail(fmt.Sprintf("a list holding %d, which is no signal", v))
+				}
+			}
+		}
 	case formInt:
-		if kind == ArgSembuf {
+		if kind == ArgSembuf || kind == ArgSigset {
 			return fail("an integer")
 		}
 	case formName:

@@ -83,6 +83,8 @@ const (
 	ResultNewSet                        // NewSet, SetID: semget found or made a set
 	ResultErrno                         // Errno: the call failed
 	ResultFatal                         // Err: the runner cannot tell what the call did; the run stops
+	ResultSigset                        // Int: a signal set, bit sig-1 for signal sig
+	ResultSignal                        // Int: a signal number
 )
 
 // WaitHow is what a wait reported about a child.

@@ -22,6 +22,7 @@ const (
 	ArgSembuf                 // {NUM, OP, FLAGS}; all of a call's form one final ValueSembufs
 	ArgSemArg                 // semctl's fourth argument: an integer or a value list (ValueList)
 	ArgTimeout                // an integer: a timeout in milliseconds (see [CallSpec.Timeout])
+	ArgSigset                 // a signal set, [SIGNAME ...]: a ValueList of signal numbers
 )
 
 // creates says what a call creates, and so whether "NAME =" may bind its result.
@@ -80,9 +81,10 @@ var sembufRest = ArgSembuf
 
 // Shorthands for the call table.
 var (
-	returnsInt  = []ResultKind{ResultInt}
-	returnsPid  = []ResultKind{ResultPid}
-	returnsWait = []ResultKind{ResultWait, ResultInt} // ResultInt 0: WNOHANG found nothing
+	returnsInt    = []ResultKind{ResultInt}
+	returnsPid    = []ResultKind{ResultPid}
+	returnsWait   = []ResultKind{ResultWait, ResultInt} // ResultInt 0: WNOHANG found nothing
+	returnsSigset = []ResultKind{ResultSigset}
 )
 
 func args(kinds ...ArgKind) []ArgKind { return kinds }
@@ -133,7 +135,13 @@ var callTable = []CallSpec{
 	{Name: "setuid", Args: args(ArgInt), Results: returnsInt, Local: true},
 	{Name: "sigaction", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
 	{Name: "signal", Args: args(ArgInt, ArgInt), Results: returnsInt, Local: true},
+	{Name: "sigpending", Results: returnsSigset, Local: true},
+	// Taking a signal it unblocks may stop or kill the caller's whole process.
+	{Name: "sigprocmask", Args: args(ArgInt, ArgSigset), Results: returnsSigset},
+	{Name: "sigsuspend", Args: args(ArgSigset), Blocks: true}, // always EINTR
+	{Name: "sigtimedwait", Args: args(ArgSigset, ArgTimeout), Results: []ResultKind{ResultSignal}, Blocks: true},
 	{Name: "tgkill", Args: args(ArgPid, ArgPid, ArgInt), Results: returnsInt},
+	{Name: "tkill", Args: args(ArgPid, ArgInt), Results: returnsInt},
 	{Name: "unshare", Args: args(ArgInt), Results: returnsInt, Local: true},
 	{Name: "wait4", Args: args(ArgPid, ArgInt), Results: returnsWait, Blocks: true,
 		Tasklist: sites(plan.WaitScan, plan.Release)}, // do_wait; release_task of the reaped zombie
@@ -258,6 +266,8 @@ func (k ArgKind) String() string {
 		return "a sembuf {NUM, OP, FLAGS}"
 	case ArgSemArg:
 		return "an integer or a value list"
+	case ArgSigset:
+		return "a signal set [SIGNAME ...]"
 	}
 	return "an integer"
 }

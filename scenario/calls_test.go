@@ -84,11 +84,18 @@ func everyCall() (src string, made []string) {
 					args[i] = set
 				case scenario.ArgSembuf:
 					args[i] = "{0, 0, IPC_NOWAIT}"
+				case scenario.ArgSigset:
+					args[i] = "[SIGUSR1 SIGRTMIN+2]"
 				default:
 					args[i] = "0"
 				}
 			}
 			stmt := fmt.Sprintf("%s.%s(%s)", actor, c.Name, strings.Join(args, ", "))
+			if c.Name == "sigsuspend" {
+				// It sleeps until a handled signal comes, whatever its argument.
+				fmt.Fprintf(&sb, "%s.sigaction(SIGUSR2, HANDLER, 0)\n%s &\ninit.kill(%s, SIGUSR2)\n", actor, stmt, actor)
+				stmt = "join " + actor
+			}
 			fmt.Fprintln(&sb, stmt)
 			made = append(made, stmt)
 		}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -187,7 +188,23 @@ func buildConstants() map[string]int64 {
 	for s := syscall.Signal(1); s <= lastStdSignal; s++ {
 		m[unix.SignalName(s)] = int64(s)
 	}
+	for n := 1; abi.SIGRTMIN+n < abi.SIGRTMAX; n++ {
+		m["SIGRTMIN+"+strconv.Itoa(n)] = int64(abi.SIGRTMIN + n)
+	}
+	m["SIG_BLOCK"], m["SIG_UNBLOCK"], m["SIG_SETMASK"] = unix.SIG_BLOCK, unix.SIG_UNBLOCK, unix.SIG_SETMASK
 	return m
+}
+
+// sigsetText spells a signal set as a list of names in increasing signal order, [] when
+// empty; bit sig-1 stands for signal sig.
+func sigsetText(set uint64) string {
+	var names []string
+	for sig := 1; sig <= 64; sig++ {
+		if set&(1<<(sig-1)) != 0 {
+			names = append(names, signalName(sig))
+		}
+	}
+	return "[" + strings.Join(names, " ") + "]"
 }
 
 // signalName spells a signal number the way the constants do; the real-time signals between

@@ -35,6 +35,10 @@ func (r *runner) format(caller TaskRef, res Result) string {
 		return strconv.Itoa(res.SetID)
 	case ResultErrno:
 		return errnoName(res.Errno)
+	case ResultSigset:
+		return sigsetText(uint64(res.Int))
+	case ResultSignal:
+		return signalName(int(res.Int))
 	}
 	return fmt.Sprintf("invalid result kind %d", res.Kind)
 }

@@ -120,6 +120,11 @@ func (l *lexer) next() (token, *Error) {
 		for l.off < len(l.src) && isIdentPart(l.src[l.off]) {
 			l.off++
 		}
+		if l.src[start:l.off] == "SIGRTMIN" && l.off+1 < len(l.src) && l.src[l.off] == '+' && isDigit(l.src[l.off+1]) {
+			// SIGRTMIN+N, one constant, as signal results print it.
+			for l.off++; l.off < len(l.src) && isDigit(l.src[l.off]); l.off++ {
+			}
+		}
 		tok.kind, tok.text = tIdent, l.src[start:l.off]
 		return tok, nil
 	case isDigit(c):

@@ -17,11 +17,14 @@ var modelledBy = map[string]string{
 	"setpgid": "Setpgid", "setpriority": "Setpriority", "setresuid": "Setresuid", "setrlimit": "Setrlimit",
 	"setsid": "Setsid", "setuid": "Setuid", "sigaction": "Sigaction", "signal": "Sigaction",
 	"tgkill": "Tgkill", "wait4": "Wait4", "waitid": "Waitid",
+	"sigprocmask": "Sigprocmask", "sigpending": "Sigpending", "sigtimedwait": "Sigtimedwait", "tkill": "Tkill",
 }
 
 // notModelled are the calls of the language the reference model does not make, each with the
 // reason.
 var notModelled = map[string]string{
+	"sigsuspend": "it sleeps until a signal comes, and every call of the model runs to completion; " +
+		"sigtimedwait with no timeout is its non-sleeping counterpart",
 	"getpgid":    "a read of a task's ids, which Info gives",
 	"getpgrp":    "a read of a task's ids, which Info gives",
 	"getpid":     "a read of a task's ids, which Info gives",

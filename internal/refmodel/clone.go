@@ -65,7 +65,7 @@ func (m *Model) Clone(tid int, flags uint64, exitSignal int) (child, seen int, e
 		return 0, 0, err
 	}
 
-	t := &task{pid: p, creds: creds, nice: cur.nice, serial: m.next(), nprocExceeded: inherited}
+	t := &task{pid: p, creds: creds, nice: cur.nice, serial: m.next(), nprocExceeded: inherited, blocked: cur.blocked}
 	p.task = t
 	if has(unix.CLONE_THREAD) {
 		t.proc = pr

@@ -81,7 +81,7 @@ func (m *Model) Execve(tid int) error {
 	// exec report; a seized one gets nothing.
 	if pr.tracer != nil && !pr.seized {
 		m.hits["exec SIGTRAP"]++
-		m.sendSignalTo(pr, int(unix.SIGTRAP), true, true)
+		m.sendSignalTo(pr, pr.leader, int(unix.SIGTRAP), true)
 	}
 	m.settle()
 	return nil

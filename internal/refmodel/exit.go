@@ -332,23 +332,37 @@ func (m *Model) release(t *task) {
 // a sender in an ancestor namespace, which may kill or stop a namespace
 // init with SIGKILL or SIGSTOP, and for signals the kernel generates.
 func (m *Model) sendSignal(pr *process, sig int, force bool) {
-	m.sendSignalTo(pr, sig, force, false)
+	m.sendSignalTo(pr, nil, sig, force)
 }
 
-// sendSignalTo is sendSignal for a signal queued on the process's task
-// (private: tgkill, send_sig_info) rather than on the process; only a
-// tracee's queue tells them apart.
-func (m *Model) sendSignalTo(pr *process, sig int, force, private bool) {
+// sendSignalTo is sendSignal for a signal queued on thread to (tgkill,
+// tkill, send_sig_info) rather than on the process (to nil); a tracee's
+// queue and the masks tell them apart.
+func (m *Model) sendSignalTo(pr *process, to *task, sig int, force bool) {
 	if sig < 1 || sig > nSig || pr.groupExit || pr.live == 0 {
 		return
 	}
-	if sig == int(unix.SIGCONT) {
+	switch {
+	case sig == int(unix.SIGCONT):
 		m.cont(pr)
+	case uint64(1)<<(sig-1)&stopMask != 0:
+		flushQueues(pr, contBit)
 	}
-	if pr.tracer != nil && sig != int(unix.SIGKILL) {
-		m.queueTraced(pr, sig, private)
+	if m.holdBlocked(pr, to, sig) {
 		return
 	}
+	if pr.tracer != nil && sig != int(unix.SIGKILL) {
+		m.queueTraced(pr, sig, to != nil)
+		return
+	}
+	m.actOn(pr, sig, force)
+}
+
+// actOn is what a process not traced does with a signal that reaches a
+// thread (the rest of send_signal; also get_signal's handling of one
+// dequeued, with force set: past an init's send-time filter, only SIGKILL
+// and SIGSTOP act on it).
+func (m *Model) actOn(pr *process, sig int, force bool) {
 	act := pr.sighand.act[sig]
 	kernelOnly := sig == int(unix.SIGKILL) || sig == int(unix.SIGSTOP)
 	if kernelOnly {

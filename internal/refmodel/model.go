@@ -162,6 +162,10 @@ type task struct {
 	// uid over the task's RLIMIT_NPROC; execve then fails while it is.
 	nprocExceeded bool
 	dead          bool // its exit took signal->live to zero (group_dead)
+	// blocked is the thread's signal mask; pending the signals sent to it
+	// that it blocks (signal_mask.go).
+	blocked uint64
+	pending queue
 }
 
 // process is a thread group (signal_struct plus the leader's parent-side
@@ -218,6 +222,9 @@ type process struct {
 	exitCode              int
 	trapPending           bool
 	sigPrivate, sigShared uint64
+	// shared holds the signals sent to the process that every thread
+	// blocks (signal->shared_pending, signal_mask.go).
+	shared queue
 	// stopDequeued is JOBCTL_STOP_DEQUEUED: set by a signal-delivery
 	// stop (ptrace_signal), cleared by SIGCONT; a stop signal the tracer
 	// passes on stops the process only while it is set (do_signal_stop).

@@ -68,7 +68,7 @@ func (m *Model) Ptrace(tid, request, nr int, addr, data uint64) error {
 		// send_sig_info(SIGKILL, SEND_SIG_NOINFO): forced only from an
 		// ancestor namespace, so a namespace init ignores it otherwise.
 		m.hits["ptrace kill"]++
-		m.sendSignalTo(tp, int(unix.SIGKILL), t.pid.nrIn(tp.ns) == 0, true)
+		m.sendSignalTo(tp, tp.leader, int(unix.SIGKILL), t.pid.nrIn(tp.ns) == 0)
 		m.settle()
 		return nil
 	case unix.PTRACE_INTERRUPT:
@@ -164,7 +164,7 @@ func (m *Model) ptraceAttach(t, target *task, seize bool, addr, data uint64) err
 		return nil
 	}
 	m.hits["ptrace attach"]++
-	m.sendSignalTo(tp, int(unix.SIGSTOP), true, true)
+	m.sendSignalTo(tp, tp.leader, int(unix.SIGSTOP), true)
 	m.settle()
 	return nil
 }

@@ -23,6 +23,7 @@ func endJobControl(pr *process) {
 func (m *Model) cont(pr *process) {
 	pr.stopPending = 0
 	pr.stopDequeued = false
+	flushQueues(pr, stopMask)
 	if !pr.stopped {
 		return
 	}
@@ -384,13 +385,19 @@ func (m *Model) Tgkill(tid, tgid, ttid, sig int) error {
 	if p == nil || p.proc.leader.pid.nrIn(ns) != tgid {
 		return unix.ESRCH
 	}
+	return m.sendSpecific(t, p, sig)
+}
+
+// sendSpecific is do_send_specific once thread p is found: sig from t to
+// p alone.
+func (m *Model) sendSpecific(t, p *task, sig int) error {
 	if err := killPermission(t, p, sig); err != nil || sig == 0 {
 		return err
 	}
 	pr := p.proc
 	switch {
 	case p.state == running:
-		m.sendSignalTo(pr, sig, t.pid.nrIn(pr.ns) == 0, true)
+		m.sendSignalTo(pr, p, sig, t.pid.nrIn(pr.ns) == 0)
 	case sig == int(unix.SIGCONT) && !pr.groupExit && pr.live > 0:
 		m.cont(pr)
 	}

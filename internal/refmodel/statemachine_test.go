@@ -569,6 +569,8 @@ func actions(mt *machine) map[string]func(*rapid.T) {
 		"Getpriority": mt.Getpriority, "Setpriority": mt.Setpriority, "Kill": mt.Kill, "Kill2": mt.Kill,
 		"Tgkill": mt.Tgkill, "Execve": mt.Execve, "Ptrace": mt.Ptrace, "Ptrace2": mt.Ptrace,
 		"PtraceRequest": mt.PtraceRequest, "PtraceRequest2": mt.PtraceRequest, "PtraceRequest3": mt.PtraceRequest,
+		"Sigprocmask": mt.Sigprocmask, "Sigprocmask2": mt.Sigprocmask, "Sigpending": mt.Sigpending,
+		"Sigtimedwait": mt.Sigtimedwait, "Tkill": mt.Tkill,
 	}
 	for name, f := range acts {
 		if name == "Wait4" || name == "Wait4b" || name == "Waitid" {

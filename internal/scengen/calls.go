@@ -74,6 +74,8 @@ func accepts(k scenario.ArgKind, f argForm) bool {
 		return f == formSembuf
 	case scenario.ArgSemArg:
 		return f == formConst || f == formList
+	case scenario.ArgSigset:
+		return f == formList
 	}
 	return f == formConst
 }

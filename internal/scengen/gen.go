@@ -36,7 +36,7 @@ const (
 )
 
 // Areas are the kinds of scenario the generator makes, each weighting its own set of moves.
-var Areas = []string{"exec", "wait", "creds", "sem", "mixed", "killrace"}
+var Areas = []string{"exec", "wait", "creds", "sem", "signals", "mixed", "killrace"}
 
 // Generate returns the text of a scenario for area, fully determined by seed.
 func Generate(area string, seed uint64) (string, error) {
@@ -51,7 +51,7 @@ func Generate(area string, seed uint64) (string, error) {
 		generateKillRace(g)
 		return strings.Join(g.lines, "\n") + "\n", nil
 	}
-	if area == "sem" || area == "mixed" {
+	if area == "sem" || area == "signals" || area == "mixed" {
 		g.newSet()
 	}
 	for range 1 + g.rng.IntN(2) {

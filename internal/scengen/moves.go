@@ -29,12 +29,17 @@ var areaMoves = map[string][]move{
 		{6, mvSemctl}, {5, mvKill}, {4, mvSignal}, {3, mvAttach}, {3, mvPtraceRequest}, {3, mvResume},
 		{3, mvExit}, {2, mvWaitNohang}, {1, mvNewSet},
 	},
+	"signals": {
+		{6, mvFork}, {5, mvThread}, {10, mvSigmask}, {4, mvSigpending}, {6, mvSigwait}, {8, mvKill},
+		{4, mvTkill}, {6, mvSignal}, {4, mvWaitNohang}, {3, mvWaitBlock}, {3, mvExit}, {2, mvExec},
+		{2, mvAttach}, {2, mvTracerWait}, {2, mvResume}, {2, mvSemopBlock}, {1, mvGetters},
+	},
 	"mixed": {
 		{6, mvFork}, {5, mvThread}, {5, mvExit}, {5, mvWaitNohang}, {3, mvWaitBlock}, {3, mvSetpgid},
 		{1, mvSetsid}, {2, mvSubreaper}, {4, mvKill}, {3, mvSignal}, {3, mvGetters}, {4, mvExec},
 		{4, mvAttach}, {3, mvTracerWait}, {3, mvPtraceRequest}, {3, mvResume}, {3, mvSetuid},
 		{2, mvRlimit}, {3, mvSemopNowait}, {3, mvSemopBlock}, {2, mvSemctl}, {1, mvSemTimed},
-		{1, mvPdeath}, {1, mvPrio},
+		{1, mvPdeath}, {1, mvPrio}, {2, mvSigmask}, {1, mvSigpending}, {1, mvSigwait}, {1, mvTkill},
 	},
 }
 

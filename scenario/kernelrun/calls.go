@@ -50,14 +50,19 @@ var agentCalls = map[string]agentCall{
 	"setresuid":   {plainArgs, decodeInt},
 	"setrlimit": {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), a.word(2), a.given(2)} },
 		decodeInt},
-	"setsid":    {plainArgs, decodePid},
-	"setuid":    {plainArgs, decodeInt},
-	"sigaction": {plainArgs, decodeInt},
-	"signal":    {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), 0} }, decodeInt},
-	"tgkill":    {plainArgs, decodeInt},
-	"unshare":   {plainArgs, decodeInt},
-	"wait4":     {plainArgs, decodeWait4},
-	"waitid":    {plainArgs, decodeWaitid},
+	"setsid":       {plainArgs, decodePid},
+	"setuid":       {plainArgs, decodeInt},
+	"sigaction":    {plainArgs, decodeInt},
+	"signal":       {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), 0} }, decodeInt},
+	"sigpending":   {plainArgs, decodeSigset},
+	"sigprocmask":  {plainArgs, decodeSigset},
+	"sigsuspend":   {plainArgs, decodeInt},
+	"sigtimedwait": {plainArgs, decodeSignal},
+	"tgkill":       {plainArgs, decodeInt},
+	"tkill":        {plainArgs, decodeInt},
+	"unshare":      {plainArgs, decodeInt},
+	"wait4":        {plainArgs, decodeWait4},
+	"waitid":       {plainArgs, decodeWaitid},
 }
 
 // callArgs are a call's arguments as the agent gets them.
@@ -76,6 +81,8 @@ func (a callArgs) word(i int) int64 {
 	switch v := a.c.Args[i]; v.Kind {
 	case scenario.ValueSet:
 		return int64(a.b.sets[v.Set])
+	case scenario.ValueList:
+		return sigsetWord(v.List)
 	case scenario.ValueTask:
 		return int64(v.Pid(a.b, a.actor))
 	default:
@@ -199,6 +206,26 @@ func (b *Backend) decode(t *task, c scenario.Call, m message) (scenario.Result, 
 
 func decodeInt(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
 	return scenario.Result{Kind: scenario.ResultInt, Int: m.words[0]}, nil
+}
+
+// sigsetWord is a list of signals as the kernel's sigset_t: bit sig-1 for signal sig. Only
+// a signal set is passed as a list in a plain argument (semctl's value list has an encoder of
+// its own).
+func sigsetWord(sigs []int64) int64 {
+	var set uint64
+	for _, sig := range sigs {
+		set |= 1 << (sig - 1)
+	}
+	return int64(set)
+}
+
+// decodeSigset is the reply of a call that writes a sigset_t: the set after the return value.
+func decodeSigset(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultSigset, Int: m.words[1]}, nil
+}
+
+func decodeSignal(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultSignal, Int: m.words[0]}, nil
 }
 
 func decodePid(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,6 +33,15 @@ func (m call) bits(i int) int { return int(uint32(m.c.Args[i].Int)) }
 
 // word is argument i whole, as a long or a pointer parameter holds it.
 func (m call) word(i int) int64 { return m.c.Args[i].Int }
+
+// sigset is argument i, a list of signals, as a sigset_t.
+func (m call) sigset(i int) kernel.SigSet {
+	var set kernel.SigSet
+	for _, sig := range m.c.Args[i].List {
+		set |= kernel.SigSetOf(int(sig))
+	}
+	return set
+}
 
 // handlers makes each call of the language on the model, keyed by the call table
 // (scenario.Calls); TestHandlersCoverTheCallTable holds the two to each other.
@@ -102,7 +112,26 @@ var handlers = map[string]func(m call) scenario.Result{
 		_, err := m.t.Sigaction(m.arg(0), kernel.SigAction{Handler: int(m.word(1))})
 		return zero(err)
 	},
+	"sigpending": func(m call) scenario.Result { return sigset(m.t.Sigpending()) },
+	"sigprocmask": func(m call) scenario.Result {
+		set := m.sigset(1)
+		return sigset(m.t.Sigprocmask(m.arg(0), &set))
+	},
+	"sigsuspend": func(m call) scenario.Result { return zero(m.t.Sigsuspend(m.b.ctx, m.sigset(0))) },
+	"sigtimedwait": func(m call) scenario.Result {
+		// A negative timeout is the NULL timespec: no limit.
+		timeout := time.Duration(-1)
+		if d, timed := scenario.SemTimeout(m.word(1)); timed {
+			timeout = d
+		}
+		sig, err := m.t.Sigtimedwait(m.b.ctx, m.sigset(0), timeout)
+		if err != nil {
+			return errno(err)
+		}
+		return scenario.Result{Kind: scenario.ResultSignal, Int: int64(sig)}
+	},
 	"tgkill":  func(m call) scenario.Result { return zero(m.t.Tgkill(m.arg(0), m.arg(1), m.arg(2))) },
+	"tkill":   func(m call) scenario.Result { return zero(m.t.Tkill(m.arg(0), m.arg(1))) },
 	"unshare": func(m call) scenario.Result { return zero(m.t.Unshare(uint64(m.word(0)))) },
 	"wait4": func(m call) scenario.Result {
 		r, err := m.t.Wait4(m.b.ctx, m.arg(0), m.bits(1))
@@ -179,6 +208,13 @@ func zero(err error) scenario.Result {
 		return errno(err)
 	}
 	return scenario.Result{Kind: scenario.ResultInt}
+}
+
+func sigset(set kernel.SigSet, err error) scenario.Result {
+	if err != nil {
+		return errno(err)
+	}
+	return scenario.Result{Kind: scenario.ResultSigset, Int: int64(set)}
 }
 
 func pid(nr int, err error) scenario.Result {

@@ -296,6 +296,15 @@ static long do_sigaction(long sig, long kind, long flags)
 	return S4(SYS_rt_sigaction, sig, &act, 0, 8);
 }
 
+static long do_sigsuspend(uint64_t mask) { return S2(SYS_rt_sigsuspend, &mask, 8); }
+
+// do_sigtimedwait waits ms milliseconds at most; a negative ms passes no timeout (NULL).
+static long do_sigtimedwait(uint64_t set, long ms)
+{
+	struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+	return S4(SYS_rt_sigtimedwait, &set, 0, ms < 0 ? 0 : &ts, 8);
+}
+
 static long do_prctl(long option, long arg)
 {
 	int v = 0;
@@ -471,6 +480,9 @@ RETURNS(setresgid, S3(SYS_setresgid, a[0], a[1], a[2]))
 RETURNS(setrlimit, do_setrlimit(a[0], a[1], a[2], a[3]))
 RETURNS(kill, S2(SYS_kill, a[0], a[1]))
 RETURNS(tgkill, S3(SYS_tgkill, a[0], a[1], a[2]))
+RETURNS(tkill, S2(SYS_tkill, a[0], a[1]))
+RETURNS(sigsuspend, do_sigsuspend((uint64_t)a[0]))
+RETURNS(sigtimedwait, do_sigtimedwait((uint64_t)a[0], a[1]))
 RETURNS(sigaction, do_sigaction(a[0], a[1], a[2]))
 RETURNS(prctl, do_prctl(a[0], a[1]))
 RETURNS(ptrace, do_ptrace(a[0], a[1], a[2], a[3]))
@@ -509,6 +521,26 @@ static void cmd_execve(int ctl, const int64_t *a, int n)
 {
 	(void)a, (void)n;
 	do_execve(ctl);
+}
+
+// cmd_sigprocmask replies with the old mask after the return value.
+static void cmd_sigprocmask(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	uint64_t set = (uint64_t)a[1], old = 0;
+	long r = S4(SYS_rt_sigprocmask, a[0], &set, &old, 8);
+	int64_t m[3] = {MSG_REPLY, r, (int64_t)old};
+	send_msg(ctl, m, 3, -1);
+}
+
+// cmd_sigpending replies with the pending set after the return value.
+static void cmd_sigpending(int ctl, const int64_t *a, int n)
+{
+	(void)a, (void)n;
+	uint64_t set = 0;
+	long r = S2(SYS_rt_sigpending, &set, 8);
+	int64_t m[3] = {MSG_REPLY, r, (int64_t)set};
+	send_msg(ctl, m, 3, -1);
 }
 
 // cmd_wait4 replies with the status word after the return value.
@@ -566,7 +598,12 @@ static const handler handlers[] = {
 	[OP_SETUID] = cmd_setuid,
 	[OP_SIGACTION] = cmd_sigaction,
 	[OP_SIGNAL] = cmd_sigaction,
+	[OP_SIGPENDING] = cmd_sigpending,
+	[OP_SIGPROCMASK] = cmd_sigprocmask,
+	[OP_SIGSUSPEND] = cmd_sigsuspend,
+	[OP_SIGTIMEDWAIT] = cmd_sigtimedwait,
 	[OP_TGKILL] = cmd_tgkill,
+	[OP_TKILL] = cmd_tkill,
 	[OP_UNSHARE] = cmd_unshare,
 	[OP_WAIT4] = cmd_wait4,
 	[OP_WAITID] = cmd_waitid,

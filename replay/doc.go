@@ -86,4 +86,27 @@
 // process...: each a row of the call table, rows, to be changed when
 // the model gains the call), those not compared after a divergence, and the +++ lines
 // checked. WriteTable and WriteJSON print them.
+//
+// # A trace as a workload
+//
+// Compile (CompileFile) replays a trace once, as above, and keeps every call the replay
+// made on the model, by the traced task that made it, with the model's result: a Program.
+// A Runner replays the Program, pass after pass, on the tasks of one worker process of a
+// model shared with other runners (`tasklist bench --workloads replay:FILE`, package
+// workload), each traced task a goroutine, as fast as the trace's causal order allows. A call
+// waits for the calls of other tasks that the trace puts before it and that touched a process
+// it touches, on the replay's model: its caller's, the ones its pid arguments name, the
+// children a wait may reap, and every process whose state a call changed (ended, stopped,
+// continued, reparented) with its parent and children; the semaphores; or anything, for a
+// call that acts on groups or on everything (a kill of a group or of -1, setpgid, setsid,
+// PRIO_PGRP and PRIO_USER, ptrace, a subreaper). That keeps the edges the replay keeps by
+// going in file order (a clone before its child's first call, a kill before what its target
+// does next, an exit before the wait that reports it) and lets tasks that share nothing run
+// side by side. A call left unfinished at its line counts as made, for the calls after it,
+// once it sleeps, as on the replay. Every result is checked against the replay's; a call
+// that changed nothing (a read, a WNOHANG wait that found nothing) and found the model
+// behind is made again until it catches up, since the model ends a killed task, and stops
+// one, on a goroutine of its own after the kill. A pass runs under an init of its own, the
+// first process of a fresh pid namespace, as the replay's, whose exit at the end of the pass
+// ends every task the trace left.
 package replay

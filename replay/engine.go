@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,7 +53,7 @@ type replayer struct {
 	file   string
 	events []Event
 	calls  map[int]*traceCall
-	b      *modelrun.Backend
+	b      *backend
 	tasks  tasks
 	// sets maps a semaphore id of the trace to the model's set.
 	sets map[int64]scenario.SetRef
@@ -75,20 +74,29 @@ type Options struct {
 
 // Replay replays a parsed trace on a fresh model and compares every result.
 func Replay(file string, h Header, events []Event, opts Options) (*Summary, error) {
+	return replay(file, h, events, opts, nil)
+}
+
+// replay is Replay, with rec, when not nil, told of every call made on the model.
+func replay(file string, h Header, events []Event, opts Options, rec *recorder) (*Summary, error) {
 	calls, err := pairCalls(events)
 	if err != nil {
 		err.(*SyntaxError).File = file
 		return nil, err
 	}
-	b, err := modelrun.NewWithPlan(opts.Plan)
+	mb, err := modelrun.NewWithPlan(opts.Plan)
 	if err != nil {
 		return nil, err
 	}
-	defer b.Close()
+	defer mb.Close()
+	b := &backend{Backend: mb, rec: rec}
 	root := &pidns{root: true}
 	r := &replayer{file: file, events: events, calls: calls, b: b, opts: opts,
 		tasks: tasks{byTid: map[int]*task{}, root: root}, sets: map[int64]scenario.SetRef{},
 		sum: newSummary(file)}
+	if rec != nil {
+		rec.attach(r)
+	}
 	if len(events) == 0 {
 		return r.sum, nil
 	}
@@ -237,6 +245,7 @@ func (r *replayer) enter(c *traceCall) {
 		t.call = c
 	case c.act.kind == actQuery:
 		got := c.act.query()
+		r.b.queried(t.ref, c)
 		t.call = c
 		c.model = &got
 	default:
@@ -483,12 +492,7 @@ func ptr[T any](v T) *T { return &v }
 
 // ReplayFile reads, parses and replays the trace in path.
 func ReplayFile(path string, opts Options) (*Summary, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	h, events, err := Parse(path, f)
+	h, events, err := parseFile(path)
 	if err != nil {
 		return nil, err
 	}

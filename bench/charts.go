@@ -6,6 +6,9 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,6 +27,18 @@ type chart struct {
 	// small marks a chart for the top of the report, shown several to a
 	// row.
 	small bool
+}
+
+// chartName is the file name of a chart of kind for workload: a character that has no place
+// in a file name or a relative URL (the colon of replay:NAME, which would read as a scheme)
+// becomes a hyphen.
+func chartName(kind, workload string) string {
+	return kind + "-" + strings.Map(func(r rune) rune {
+		if r == '.' || r == '_' || r == '-' || r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return r
+		}
+		return '-'
+	}, workload)
 }
 
 // The charts' sizes.
@@ -111,7 +126,7 @@ func (r *Results) throughputChart(g GroupInfo) (*chart, error) {
 		return nil, nil
 	}
 	p.Y.Max *= 4 // headroom on the logarithmic axis for the legend
-	return &chart{name: "throughput-" + g.Workload, title: g.Workload, plot: p,
+	return &chart{name: chartName("throughput", g.Workload), title: g.Workload, plot: p,
 		caption: fmt.Sprintf("%s per plan and worker count, %s; bars are %.0f%% confidence intervals.", g.Unit, betterWord(g.HigherIsBetter), Confidence*100)}, nil
 }
 
@@ -211,7 +226,7 @@ func (r *Results) shareChart(g GroupInfo) (*chart, error) {
 	if !g.HigherIsBetter {
 		caption += fmt.Sprintf(" A latency: the share is %s's time over the plan's, so that higher is better here too.", ref)
 	}
-	return &chart{name: "share-" + g.Workload, title: g.Workload + " at a glance", caption: caption, plot: p, small: true}, nil
+	return &chart{name: chartName("share", g.Workload), title: g.Workload + " at a glance", caption: caption, plot: p, small: true}, nil
 }
 
 func betterWord(higher bool) string {
@@ -363,7 +378,7 @@ func (r *Results) lockChart(g GroupInfo) (*chart, error) {
 	// Headroom above the tallest stack for the legend.
 	p.Y.Max *= 1.4
 	p.Legend.Top = true
-	return &chart{name: "locks-" + g.Workload, title: g.Workload + " locks", plot: p,
+	return &chart{name: chartName("locks", g.Workload), title: g.Workload + " locks", plot: p,
 		caption: fmt.Sprintf("Share of the workers' time spent waiting for each lock class (the six largest), from a run with lock statistics on at %d workers.", n)}, nil
 }
 
@@ -432,6 +447,6 @@ func (r *Results) projectionChart(g GroupInfo, prs []Projection) (*chart, error)
 	if drawn == 0 {
 		return nil, nil
 	}
-	return &chart{name: "projection-" + g.Workload, title: g.Workload + " projection", plot: p,
+	return &chart{name: chartName("projection", g.Workload), title: g.Workload + " projection", plot: p,
 		caption: "Dashed: the projection (the Universal Scalability Law fitted to the measured speedups, its contention term alone with fewer than four worker counts; Amdahl's law from the measured serial fraction only where no scaling was measured). Marks: the measured speedups."}, nil
 }

@@ -14,7 +14,9 @@
 // (kernel.Config.PIDSpace): the limit of any table that keeps Linux's
 // global pid order. Host runs the same workload on the machine's kernel
 // with real processes, threads and semaphores (package bench/host); its
-// rows stand on their own and are never part of a comparison.
+// rows stand on their own and are never part of a comparison. A workload
+// the host cannot run (workload.Workload.NotOnHost: a trace's replay) is
+// refused on it.
 //
 // # The harness
 //

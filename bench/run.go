@@ -99,6 +99,9 @@ func (c *Config) Validate() error {
 			if _, err := newTarget(p); err != nil {
 				return err
 			}
+			if p == Host && g.Workload.NotOnHost != "" {
+				return fmt.Errorf("workload %s does not run on %s: %s", g.Workload.Name, Host, g.Workload.NotOnHost)
+			}
 		}
 	}
 	return nil

@@ -27,10 +27,15 @@
 //     AIM7's shared_memory job on a set of the worker's own.
 //   - mix: a weighted mix of the others, from a workfile (default.mix,
 //     ParseMix).
+//   - replay:FILE: the replay of a trace `tasklist trace` recorded (Replay,
+//     package replay), each worker replaying its own copy, each traced task
+//     a goroutine, as fast as the trace's causal order allows; its figure is
+//     the trace's calls made on the model per second. Named makes it from
+//     its name; All does not list it.
 //
-// Every workload also has a version for the host's own kernel in the
-// host program of package bench; a Workload's HostNote says where the
-// two differ. The workloads are also `go test -bench` benchmarks in this
+// Every workload but a replay also has a version for the host's own kernel
+// in the host program of package bench; a Workload's HostNote says where
+// the two differ, NotOnHost why the host cannot run one. The workloads are also `go test -bench` benchmarks in this
 // package, each next to its private control:
 //
 //	go test -run '^$' -bench . ./workload/

@@ -81,8 +81,11 @@ func ParseMix(r io.Reader, name string) (*Mix, error) {
 			return nil, bad("the weights add up to %d, more than %d", total+weight, MaxDeck)
 		}
 		total += weight
-		if fields[1] == "mix" {
+		switch {
+		case fields[1] == "mix":
 			return nil, bad("a mix cannot contain itself")
+		case strings.HasPrefix(fields[1], ReplayPrefix):
+			return nil, bad("a trace's replay cannot be part of a mix")
 		}
 		w, err := Named(fields[1])
 		if err != nil {

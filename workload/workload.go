@@ -55,7 +55,10 @@ type Workload struct {
 	PerOp int
 	// HostNote says how the host program's version differs, if it does.
 	HostNote string
-	setup    func(e *Env) (*Instance, error)
+	// NotOnHost says why the host program cannot run the workload; it is empty when it
+	// can.
+	NotOnHost string
+	setup     func(e *Env) (*Instance, error)
 }
 
 // Env is what a workload is set up on.
@@ -127,8 +130,12 @@ func Names() []string {
 	return names
 }
 
-// Named returns the workload called name.
+// Named returns the workload called name: one of All, or replay:FILE, the replay of the
+// trace in FILE (Replay).
 func Named(name string) (*Workload, error) {
+	if path, ok := strings.CutPrefix(name, ReplayPrefix); ok {
+		return Replay(path)
+	}
 	for _, w := range all {
 		if w.Name == name {
 			return w, nil

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"tasklist/bench"
+	"tasklist/replay"
 	"tasklist/workload"
 )
 
@@ -30,6 +31,13 @@ must be new, empty or an earlier report, which the new one replaces as a whole, 
 checked before anything is measured. LIST is comma-separated; a plan toggle belongs to the
 preset before it ("linux-2.6.35,prio-without-tasklist"). Plans are the presets and toggles of
 tasklist plans, and private, private+cursor and host.
+
+A workload replay:FILE replays the trace in FILE (tasklist trace records one; see tasklist
+replay) on every model plan: each worker its own copy, each traced task a goroutine, as fast
+as the trace's causal order allows, every result checked against the replay's; its figure is
+the trace's calls per second. The trace is read, parsed and replayed once before anything is
+measured: one that cannot be is refused (FILE:LINE: message, exit status 2). The host cannot
+replay a trace and is left out of its plans.
 
 --quick is a smoke run of under 20 seconds; --seeds runs each seed's A/B (its toggle off and
 on under linux-2.6.35) on its workload, beside the seed's own claim.
@@ -74,11 +82,14 @@ type benchFlags struct {
 	format, out, mix          string
 	quick, seeds              bool
 	maxLoad                   float64
+	// notes are what config has to say about the sweep it made: a plan left out.
+	notes []string
 }
 
 // bind declares the flags on fs, each bound to its field.
 func (f *benchFlags) bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.workloads, "workloads", "", "comma-separated workloads (default: all: "+strings.Join(workload.Names(), ", ")+")")
+	fs.StringVar(&f.workloads, "workloads", "", "comma-separated workloads (default: all: "+strings.Join(workload.Names(), ", ")+
+		"), or "+workload.ReplayPrefix+"FILE, the replay of a trace tasklist trace recorded")
 	fs.StringVar(&f.plans, "plans", "", "comma-separated plans (default: "+strings.Join(defaultSweep.Plans, ",")+
 		"; --quick: "+strings.Join(quickSweep.Plans, ",")+")")
 	fs.StringVar(&f.workers, "workers", "", "comma-separated worker counts, 1 to "+strconv.Itoa(bench.MaxWorkers)+
@@ -104,9 +115,17 @@ func (f *benchFlags) run(ctx context.Context, fs *flag.FlagSet, stdout, stderr i
 	if err == nil && f.out != "" {
 		err = bench.CheckReportDir(f.out)
 	}
-	if err != nil {
+	var serr *replay.SyntaxError
+	switch {
+	case errors.As(err, &serr):
+		fmt.Fprintln(stderr, serr) // FILE:LINE: message, as replay prints it
+		return 2
+	case err != nil:
 		fmt.Fprintf(stderr, "tasklist: bench: %v\n", err)
 		return 2
+	}
+	for _, note := range f.notes {
+		fmt.Fprintf(stderr, "tasklist: bench: %s\n", note)
 	}
 	prog := newProgress(stderr)
 	cfg.Progress = prog.update
@@ -223,7 +242,18 @@ func (f *benchFlags) config(fs *flag.FlagSet) (*bench.Config, error) {
 			if err != nil {
 				return nil, err
 			}
-			cfg.Groups = append(cfg.Groups, bench.Group{Workload: w, Plans: planNames})
+			if slices.ContainsFunc(cfg.Groups, func(g bench.Group) bool { return g.Workload.Name == w.Name }) {
+				return nil, fmt.Errorf("--workloads: %s named twice", w.Name)
+			}
+			plans := planNames
+			if w.NotOnHost != "" && slices.Contains(plans, bench.Host) {
+				plans = slices.DeleteFunc(slices.Clone(plans), func(p string) bool { return p == bench.Host })
+				if len(plans) == 0 {
+					return nil, fmt.Errorf("%s does not run on %s (%s), the only plan given", w.Name, bench.Host, w.NotOnHost)
+				}
+				f.notes = append(f.notes, fmt.Sprintf("%s runs on the model only: %s", w.Name, w.NotOnHost))
+			}
+			cfg.Groups = append(cfg.Groups, bench.Group{Workload: w, Plans: plans})
 		}
 	}
 	if err := cfg.Validate(); err != nil {

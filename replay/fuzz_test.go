@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,6 +91,68 @@ func FuzzReplay(f *testing.F) {
 		}
 		if s.Agree+s.Disagree != s.Compared || s.Compared+s.NotCompared+total(s.Outside)+total(s.Unsupported) != s.Calls {
 			t.Fatalf("counts do not add up: %+v", s)
+		}
+	})
+}
+
+// Any trace that parses compiles into a program, or is refused with FILE:LINE; a program's
+// passes, two side by side on one model, neither panic nor hang, give every call the result
+// the replay's model gave it, and leave nothing behind.
+func FuzzCompile(f *testing.F) {
+	for _, file := range []string{"sem", "threadexec", "unshare", "timeout", "nice"} {
+		data, err := os.ReadFile("../testdata/traces/" + file + ".strace")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		h, events, err := Parse("f.strace", strings.NewReader(src))
+		if err != nil || len(events) > 200 {
+			return
+		}
+		k, workers := newWorkers(t, nil, 2)
+		done := make(chan error, 1)
+		go func() {
+			p, err := Compile("f.strace", h, events)
+			if err != nil {
+				if _, ok := err.(*SyntaxError); !ok {
+					err = fmt.Errorf("%v is no SyntaxError", err)
+				} else {
+					err = nil
+				}
+				done <- err
+				return
+			}
+			errs := make(chan error, 2)
+			for _, w := range workers {
+				r := p.NewRunner(w)
+				go func() { errs <- r.Pass() }()
+			}
+			for range workers {
+				if err := <-errs; err != nil {
+					done <- err
+					return
+				}
+			}
+			k.Quiesce()
+			if err := k.CheckInvariants(); err != nil {
+				done <- err
+				return
+			}
+			if n := k.RootNamespace().Allocated(); n != 3 {
+				done <- fmt.Errorf("%d pids in use after the passes, want 3", n)
+				return
+			}
+			done <- nil
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("the compile or a pass hangs")
 		}
 	})
 }

@@ -55,6 +55,7 @@ const unshareFlags = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix
 // namespace, whose first child becomes its init; CLONE_NEWIPC gives the
 // caller a fresh IPC namespace. CLONE_SYSVSEM (implied by CLONE_NEWIPC)
 // detaches the caller from its semaphore undo list as exit would.
+// CLONE_FILES gives the caller a copy of a descriptor table it shares.
 //
 // As in Linux, CLONE_NEWUSER implies CLONE_THREAD|CLONE_FS, CLONE_VM
 // implies CLONE_SIGHAND, CLONE_SIGHAND implies CLONE_THREAD and
@@ -121,6 +122,9 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 	t.nsForChildren.Store(pidNS)
 	t.ipcNS.Store(ipcNS)
+	if flags&unix.CLONE_FILES != 0 {
+		t.unshareFiles()
+	}
 	return nil
 }
 

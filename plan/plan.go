@@ -106,6 +106,10 @@ const (
 	PrioProcess
 	PrioPgrp
 	PrioUser
+	// Prlimit is do_prlimit's read section for another task's limits:
+	// from Linux 2.6.36, which made prlimit64, to 6.6 it checked there
+	// that the task kept its signal handlers, under the read lock.
+	Prlimit
 	// NoSite is where no plan takes the table lock, for code that takes
 	// a site's lock only in some cases.
 	NoSite
@@ -117,7 +121,7 @@ var siteNames = [numSites]string{
 	ExitNotify: "exit-notify", Release: "release", PtraceLink: "ptrace-link",
 	PtraceRequest: "ptrace-request", SetPgid: "setpgid", ExecSwap: "exec-swap",
 	WaitScan: "wait-scan", KillGroup: "kill-group", PrioProcess: "prio-process",
-	PrioPgrp: "prio-pgrp", PrioUser: "prio-user", NoSite: "none",
+	PrioPgrp: "prio-pgrp", PrioUser: "prio-user", Prlimit: "prlimit", NoSite: "none",
 }
 
 func (s Site) String() string {

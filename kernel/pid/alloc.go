@@ -313,3 +313,29 @@ func (a *Allocator[T]) SetMax(max int) error {
 
 // Max returns the space's pid_max.
 func (s *Space) Max() int { return int(s.max.Load()) }
+
+// AllocAt takes the number nr, which the caller has checked to be in
+// [1, pid_max), and publishes v, which must not be nil, for it: alloc_pid's
+// idr_alloc(nr, nr+1) for a number that clone3's set_tid chooses. The
+// cursor does not move, so cyclic allocation goes on where it was and skips
+// nr while it is taken. It returns the allocation's sequence number, as
+// Alloc does. Errors: EEXIST when nr is taken; ENOMEM when allocation has
+// been disabled, once nr has been published and taken back, as Alloc does.
+func (a *Allocator[T]) AllocAt(nr int, v *T) (seq uint64, err error) {
+	s := a.space
+	bit := uint64(1) << (nr % 64)
+	if nr <= 0 || nr/64 >= len(*s.used.Load()) || !s.setBit(nr, bit) {
+		return 0, syscall.EEXIST
+	}
+	a.table.store(nr, v)
+	if a.disabled.Load() {
+		a.table.store(nr, nil)
+		s.word(nr).And(^bit)
+		return 0, syscall.ENOMEM
+	}
+	s.count.Add(1)
+	if a.shared {
+		a.count.Add(1)
+	}
+	return s.seq.Add(1), nil
+}

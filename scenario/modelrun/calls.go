@@ -42,8 +42,9 @@ var handlers = map[string]func(m call) scenario.Result{
 		if len(m.c.Args) > 1 {
 			sig |= uint64(m.word(1))
 		}
+		var pidfd int // clone(2) writes a CLONE_PIDFD's pidfd to parent_tid
 		return m.b.created(m.t, func() (*kernel.Task, error) {
-			return m.t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
+			return m.t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff), Pidfd: &pidfd})
 		})
 	},
 	"execve":     func(m call) scenario.Result { return m.b.execve(m.t, m.actor) },

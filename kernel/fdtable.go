@@ -23,8 +23,8 @@ type Pidfd struct {
 
 // The pidfd flags, as pidfd_open takes them and the file keeps them.
 const (
-	PidfdNonblock = unix.O_NONBLOCK
-	PidfdThread   = unix.O_EXCL
+	PidfdNonblock = unix.PIDFD_NONBLOCK
+	PidfdThread   = unix.PIDFD_THREAD
 )
 
 // Thread reports whether the pidfd refers to a thread rather than a

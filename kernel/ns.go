@@ -128,6 +128,11 @@ func (t *Task) Unshare(flags uint64) error {
 	return nil
 }
 
+// ChildNamespace returns the pid namespace the task's children are made
+// in (pid_ns_for_children): its own, or the one unshare(CLONE_NEWPID)
+// made.
+func (t *Task) ChildNamespace() *PIDNamespace { return t.nsForChildren.Load() }
+
 // addressSpace is an mm_struct as far as unshare(CLONE_VM) needs one: how
 // many processes use it (mm_users, counted per process, since the threads
 // of a process always share one). A process whose address space nobody

@@ -8,9 +8,9 @@ import (
 
 // The scopes pidfd_send_signal may be given (PIDFD_SIGNAL_*, Linux 6.9).
 const (
-	PidfdSignalThread       = 1 << 0
-	PidfdSignalThreadGroup  = 1 << 1
-	PidfdSignalProcessGroup = 1 << 2
+	PidfdSignalThread       = unix.PIDFD_SIGNAL_THREAD
+	PidfdSignalThreadGroup  = unix.PIDFD_SIGNAL_THREAD_GROUP
+	PidfdSignalProcessGroup = unix.PIDFD_SIGNAL_PROCESS_GROUP
 )
 
 // PidfdOpen is pidfd_open(2) (kernel/pid.c): a pidfd for the task whose

@@ -82,19 +82,25 @@ func (t *Task) Prlimit(pid int, resource int, lim *RLimit) (RLimit, error) {
 			return RLimit{}, unix.ESRCH
 		}
 	}
-	if target == t {
-		return t.doPrlimit(t, resource, lim)
+	if target != t {
+		c, tc := t.creds.Load(), target.creds.Load()
+		same := c.UID == tc.EUID && c.UID == tc.SUID && c.UID == tc.UID &&
+			c.GID == tc.EGID && c.GID == tc.SGID && c.GID == tc.GID
+		if !same && !c.HasCap(unix.CAP_SYS_RESOURCE) {
+			return RLimit{}, unix.EPERM
+		}
 	}
-	c, tc := t.creds.Load(), target.creds.Load()
-	same := c.UID == tc.EUID && c.UID == tc.SUID && c.UID == tc.UID &&
-		c.GID == tc.EGID && c.GID == tc.SGID && c.GID == tc.GID
-	if !same && !c.HasCap(unix.CAP_SYS_RESOURCE) {
-		return RLimit{}, unix.EPERM
+	if target.tg == t.tg {
+		return t.doPrlimit(target, resource, lim)
 	}
-	// A plan's table lock, read: do_prlimit took it to keep the target's
-	// signal handlers from going.
+	// A plan's table lock, read: Linux takes tasklist_lock for another
+	// process's limits, so that its leader stays the task whose lock
+	// guards them, and fails for a task released meanwhile (pid_alive).
 	t.k.plan.Lock(plan.Prlimit)
 	defer t.k.plan.Unlock(plan.Prlimit)
+	if target.state.Load() == taskDead {
+		return RLimit{}, unix.ESRCH
+	}
 	return t.doPrlimit(target, resource, lim)
 }
 

@@ -106,9 +106,9 @@ const (
 	PrioProcess
 	PrioPgrp
 	PrioUser
-	// Prlimit is do_prlimit's read section for another task's limits:
-	// from Linux 2.6.36, which made prlimit64, to 6.6 it checked there
-	// that the task kept its signal handlers, under the read lock.
+	// Prlimit is prlimit64's read section for another process's limits
+	// (sys_prlimit64 and do_prlimit): the target's group leader, whose
+	// lock guards the limits, cannot change under it.
 	Prlimit
 	// NoSite is where no plan takes the table lock, for code that takes
 	// a site's lock only in some cases.

@@ -133,21 +133,13 @@ const (
 )
 
 // linuxModes is where Linux 2.6.35 takes tasklist_lock, and prlimit64,
-// which came in 2.6.36, where it took it until 6.6.
+// which came in 2.6.36 and takes it for another process's limits.
 var linuxModes = [numSites]Mode{
 	CloneLink: Write, ExitPtrace: Write, ExitNotify: Write, Release: Write,
 	PtraceLink: Write, PtraceRequest: Read, SetPgid: Write, ExecSwap: Write,
 	WaitScan: Read, KillGroup: Read, PrioProcess: Read, PrioPgrp: Read, PrioUser: Read,
 	Prlimit: Read,
 }
-
-// linux615Modes is linuxModes without what Linux had dropped by 6.15:
-// prlimit's read section.
-var linux615Modes = func() [numSites]Mode {
-	m := linuxModes
-	m[Prlimit] = None
-	return m
-}()
 
 // gvisorModes is where gVisor takes its TaskSet lock.
 var gvisorModes = [numSites]Mode{
@@ -164,7 +156,7 @@ var presetTable = []PresetInfo{
 	{Name: "linux-5.7", Summary: "linux-2.6.35 with the changes of seeds 000 and 001",
 		modes: linuxModes, sem: semSetLock, toggles: ExitPtraceFastpath | ReleaseTraceesInReaper},
 	{Name: "linux-6.15", Summary: "every seed change and free_pid outside the lock; per-semaphore locks with the global-mode hysteresis",
-		modes: linux615Modes, sem: semFine,
+		modes: linuxModes, sem: semFine,
 		toggles: ExitPtraceFastpath | ReleaseTraceesInReaper | PrioWithoutTasklist | SemLocklessPerm |
 			EntropyOutsideLock | FreePIDOutsideLock},
 	{Name: "gvisor", Summary: "one TaskSet lock written by clone, every exit stage, wait (even WNOHANG), ptrace and setpgid/setsid; one lock per semaphore set, wake-all",

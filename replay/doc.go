@@ -36,7 +36,7 @@
 // line, a kill before its target's signal line, an exit before its +++ line, a child's +++
 // before the wait that reports it). A task is its tid plus a generation, since tids are
 // reused; a child whose first line comes before its creator's clone returns (a vfork child)
-// is bound to the task the model's clone has made so far (modelrun's Created).
+// is bound to the task the model's clone has made so far (modelrun's Made).
 //
 // Results compare as the scenario runners print them, with pids as task identities, never
 // numbers: a pid names the trace's task whose tid it is, in the caller's pid namespace (as

@@ -98,7 +98,7 @@ func (r *replayer) bindChild(creator *task, tid int, _ int64) *task {
 	c := creator.call
 	child := r.newChild(creator, c, tid)
 	if c.started {
-		if ref, ok := r.b.Created(creator.ref); ok {
+		if ref, ok := r.b.Made(creator.ref); ok {
 			child.ref, child.bound = ref, true
 		}
 	}

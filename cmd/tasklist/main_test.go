@@ -315,7 +315,7 @@ func TestGen(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"gen", "--area", "nosuch"}, "tasklist: gen: unknown area \"nosuch\" (areas: exec, wait, creds, sem, mixed)\n"},
+		{[]string{"gen", "--area", "nosuch"}, "tasklist: gen: unknown area \"nosuch\" (areas: exec, wait, creds, sem, mixed, killrace, pidfd)\n"},
 		{[]string{"gen", "--n", "0"}, "tasklist: gen: --n 0: want 1 or more\n"},
 		{[]string{"gen", "--n", "-1"}, "tasklist: gen: --n -1: want 1 or more\n"},
 		{[]string{"gen", "--out", "/dev/full/x", "--n", "1"}, "tasklist: gen: mkdir /dev/full: not a directory\n"},

@@ -3,6 +3,7 @@ package kernelrun
 import (
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -116,11 +117,8 @@ func (b *Backend) unknownNear(t *task, flags uint64) []int {
 	}
 	var unknown []int
 	for _, tid := range near {
-		known := false
-		for _, u := range b.tasks {
-			known = known || u.tid == tid && !u.gone
-		}
-		if !known {
+		start := readStat(tid).start // a zombie the runner knows is still known
+		if !slices.ContainsFunc(b.tasks, func(u *task) bool { return u.tid == tid && u.start == start }) {
 			unknown = append(unknown, tid)
 		}
 	}

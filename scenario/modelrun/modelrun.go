@@ -91,8 +91,12 @@ type background struct {
 	// stuck or its name stood for no task.
 	refused bool
 	// made is the task the call has created, once it has (a vfork
-	// child while its parent waits), guarded by the backend's mu.
+	// child while its parent waits), and madePid its pid in the
+	// caller's namespace then, which the call returns even when a thread
+	// of the child's has taken it meanwhile (exec); guarded by the
+	// backend's mu.
 	made    scenario.TaskRef
+	madePid int
 	hasMade bool
 }
 
@@ -390,22 +394,21 @@ func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result
 // before the call returns (a vfork), so that the child can be named then
 // (Made).
 func (b *Backend) created(bg *background, caller *kernel.Task, make func(made func(*kernel.Task)) (*kernel.Task, error)) scenario.Result {
-	child, err := make(func(child *kernel.Task) { b.made(bg, child) })
+	_, err := make(func(child *kernel.Task) { b.made(bg, caller, child) })
 	if err != nil {
 		return errno(err)
 	}
 	b.mu.Lock() // for bg.made
-	ref := bg.made
-	b.mu.Unlock()
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: ref, NewPid: child.PIDIn(caller.Namespace())}
+	defer b.mu.Unlock()
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: bg.made, NewPid: bg.madePid}
 }
 
-// made records child, which bg's call has just created.
-func (b *Backend) made(bg *background, child *kernel.Task) {
+// made records child, which bg's call by caller has just created.
+func (b *Backend) made(bg *background, caller, child *kernel.Task) {
 	b.mu.Lock() // for tasks and bg.made
 	defer b.mu.Unlock()
 	b.tasks = append(b.tasks, child)
-	bg.made, bg.hasMade = scenario.TaskRef(len(b.tasks)-1), true
+	bg.made, bg.madePid, bg.hasMade = scenario.TaskRef(len(b.tasks)-1), child.PIDIn(caller.Namespace()), true
 }
 
 // Made implements scenario.Backend.

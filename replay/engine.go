@@ -429,6 +429,10 @@ func (r *replayer) printResult(actor scenario.TaskRef, res scenario.Result) stri
 			vals[i] = strconv.FormatInt(v, 10)
 		}
 		return "[" + strings.Join(vals, " ") + "]"
+	case scenario.ResultNewFile:
+		return "pidfd"
+	case scenario.ResultLimit:
+		return limitText(res.Soft) + " " + limitText(res.Hard)
 	case scenario.ResultFatal:
 		return "no result: " + res.Err.Error()
 	}

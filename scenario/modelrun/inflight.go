@@ -16,6 +16,13 @@ import (
 // be used to make calls while ref has one in the background.
 func (b *Backend) Task(ref scenario.TaskRef) *kernel.Task { return b.task(ref) }
 
+// File returns the model's pidfd ref stands for.
+func (b *Backend) File(ref scenario.FileRef) *kernel.Pidfd {
+	b.mu.Lock() // for files
+	defer b.mu.Unlock()
+	return b.files[ref]
+}
+
 // Returned reports whether actor's background call has returned, so that
 // Join would not wait for it.
 func (b *Backend) Returned(actor scenario.TaskRef) bool {

@@ -423,3 +423,20 @@ A.getrlimit(RLIMIT_NOFILE) == 1024 unlimited
 	)
 	checkRun(t, out, errOut, status, want, "", 0)
 }
+
+// A task's name used before its background call has made the task is skipped, with the
+// reason; from the join on it names the task.
+func TestRunNameBeforeTaskExists(t *testing.T) {
+	out, errOut, status, _ := run(t, `A = init.fork()
+B = A.fork() &
+B.getpid()
+join A == B
+B.getpid() == B
+`)
+	want := lines(
+		"1: A = init.fork() = A",
+		"4: join A = B",
+		"5: B.getpid() = B",
+	)
+	checkRun(t, out, errOut, status, want, "t.scn:3:1: B names nothing: its fork on line 2 has made no task yet\n", 1)
+}

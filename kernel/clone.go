@@ -17,6 +17,20 @@ type CloneArgs struct {
 	// ExitSignal is sent to the parent when the child exits (SIGCHLD for
 	// fork; 0 for none). Only its low byte counts, as with clone(2).
 	ExitSignal int
+	// SetTID is clone3's set_tid: the pid the child is to have in its own
+	// pid namespace, then in each namespace above, as far as it goes.
+	// Clone, which is clone(2), has no set_tid and ignores it.
+	SetTID []int32
+	// Pidfd is where, with CLONE_PIDFD, the number of the child's pidfd
+	// is written: clone3's pidfd, clone(2)'s parent_tid. A nil Pidfd
+	// faults (EFAULT), as a null pointer would.
+	Pidfd *int
+	// Created, when not nil, is called with the child once it is
+	// published and before the caller stops for its tracer or, with
+	// CLONE_VFORK, waits for the child: what the caller's memory learns
+	// through CLONE_PARENT_SETTID before the child runs, for a runner
+	// that must name the child while its vfork parent is still waiting.
+	Created func(child *Task)
 }
 
 // Fork is fork(2): Clone with SIGCHLD and no flags.
@@ -24,17 +38,40 @@ func (t *Task) Fork() (*Task, error) {
 	return t.Clone(CloneArgs{ExitSignal: int(unix.SIGCHLD)})
 }
 
-// Clone creates a task (copy_process): a new process, or with
-// CLONE_THREAD|CLONE_SIGHAND|CLONE_VM a thread of the caller's process.
+// Vfork is vfork(2): Clone with CLONE_VFORK|CLONE_VM and SIGCHLD; the
+// caller sleeps until the child execs or exits.
+func (t *Task) Vfork() (*Task, error) {
+	return t.Clone(CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)})
+}
+
+// Clone is clone(2): it creates a task (copy_process), a new process, or
+// with CLONE_THREAD|CLONE_SIGHAND|CLONE_VM a thread of the caller's
+// process. Only the low 32 bits of Flags count, as clone(2) passes them;
+// with CLONE_PIDFD the pidfd is written where CLONE_PARENT_SETTID writes
+// the child's tid, so the two together fail with EINVAL (kernel_clone).
 // The new task is complete, and findable by pid, when Clone returns.
 //
 // Errors: EINVAL for inconsistent flags (A1–A4) or CLONE_NEWUSER, which is
 // not modelled; EAGAIN when RLIMIT_NPROC, the thread limit or the pid
 // range is exhausted (A7, A8, A11); EPERM for CLONE_NEWPID without
 // CAP_SYS_ADMIN; ENOSPC past 32 nested pid namespaces; ENOMEM when the
-// target pid namespace's init has died (A13); EINTR when the caller's
-// process started exiting meanwhile.
+// target pid namespace's init has died (A13); EMFILE when CLONE_PIDFD
+// finds the caller's descriptor table full; EFAULT for CLONE_PIDFD without
+// args.Pidfd; EINTR when the caller's process started exiting meanwhile.
 func (t *Task) Clone(args CloneArgs) (*Task, error) {
+	args.Flags = uint64(uint32(args.Flags))
+	args.SetTID = nil
+	if args.Flags&(unix.CLONE_PIDFD|unix.CLONE_PARENT_SETTID) == unix.CLONE_PIDFD|unix.CLONE_PARENT_SETTID {
+		if !t.alive() {
+			return nil, unix.ESRCH
+		}
+		return nil, unix.EINVAL
+	}
+	return t.clone(args)
+}
+
+// clone is kernel_clone, for clone(2) and clone3 alike.
+func (t *Task) clone(args CloneArgs) (*Task, error) {
 	if args.Flags&unix.CLONE_VFORK != 0 {
 		// The caller sleeps until the child execs or exits, and a kill
 		// meanwhile ends it only once the call has returned (call.go).
@@ -87,10 +124,24 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		undo()
 		return nil, err
 	}
-	p, serial, err := allocPID(ns, child)
+	p, serial, err := allocPID(ns, child, args.SetTID)
 	if err != nil {
 		undo()
 		return nil, err
+	}
+	var pidfd cloneFD
+	if flags&(unix.CLONE_PIDFD|unix.CLONE_FILES) != 0 || t.files.Load() != nil {
+		if err = pidfd.open(t, child, p, flags, args.Pidfd); err != nil {
+			p.put()
+			undo()
+			return nil, err
+		}
+	}
+	if flags&unix.CLONE_INTO_CGROUP != 0 {
+		pidfd.undo(child) // cgroup_can_fork: no descriptor names a cgroup
+		p.put()
+		undo()
+		return nil, unix.EBADF
 	}
 	child.pid.Store(p)
 	child.serial = serial
@@ -127,10 +178,15 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 			child.tg.dropMM()
 			child.tg.sighand.Load().users.Add(-1)
 		}
+		pidfd.undo(child)
 		u.removeMember(child)
 		p.put()
 		undo()
 		return nil, err
+	}
+	pidfd.install()
+	if args.Created != nil {
+		args.Created(child)
 	}
 	child.finishInheritedTrace(tracer)
 	if flags&unix.CLONE_UNTRACED == 0 {
@@ -143,6 +199,58 @@ func (t *Task) Clone(args CloneArgs) (*Task, error) {
 		t.leaveKernel()
 	}
 	return child, nil
+}
+
+// cloneFD is what clone does with descriptor tables: the child's table
+// (copy_files) and, with CLONE_PIDFD, the pidfd made for the child in the
+// caller's table, reserved before the child is linked and installed once
+// it is.
+type cloneFD struct {
+	table *FDTable
+	fd    int
+	file  *Pidfd
+}
+
+// open gives child its table and, with CLONE_PIDFD, reserves the pidfd's
+// number and writes it to *out (__pidfd_prepare and its put_user). The
+// child's copy is made first: a private table never holds the pidfd of
+// its own task. Errors: EMFILE, EFAULT.
+func (c *cloneFD) open(t, child *Task, p *PID, flags uint64, out *int) error {
+	child.files.Store(t.filesFor(flags))
+	if flags&unix.CLONE_PIDFD == 0 {
+		return nil
+	}
+	c.table, c.fd = t.ownFiles(), -1
+	fd, err := c.table.reserve(t.tg.rlimits.Load()[unix.RLIMIT_NOFILE].Cur)
+	if err == nil && out == nil {
+		c.table.install(fd, nil)
+		err = unix.EFAULT
+	}
+	if err != nil {
+		child.dropFiles()
+		return err
+	}
+	c.fd, c.file = fd, &Pidfd{pid: p}
+	if flags&unix.CLONE_THREAD != 0 {
+		c.file.flags = PidfdThread
+	}
+	*out = fd
+	return nil
+}
+
+// install puts the reserved pidfd in place (fd_install).
+func (c *cloneFD) install() {
+	if c.file != nil {
+		c.table.install(c.fd, c.file)
+	}
+}
+
+// undo gives back what open took, for a clone that failed.
+func (c *cloneFD) undo(child *Task) {
+	if c.file != nil {
+		c.table.install(c.fd, nil)
+	}
+	child.dropFiles()
 }
 
 // checkCloneFlags is copy_process's flag validation (A1–A4).
@@ -175,6 +283,8 @@ func (t *Task) newThreadGroup(child *Task, ns *PIDNamespace, serial uint64, flag
 		sh := parent.sighand.Load()
 		sh.users.Add(1)
 		tg.sighand.Store(sh)
+	} else if flags&unix.CLONE_CLEAR_SIGHAND != 0 {
+		tg.startOwnSighand(flushedHandlers(parent.sighand.Load().table.Load()))
 	} else {
 		tg.startOwnSighand(parent.sighand.Load().table.Load())
 	}
@@ -358,7 +468,7 @@ func newLoneThreadGroup(k *Kernel, leader *Task, serial uint64, ns *PIDNamespace
 func (k *Kernel) newInit(limits rlimitTable) (*Task, error) {
 	t := &Task{k: k, sleepingOn: sleepSlot{k: k}}
 	t.creds.Store(rootCreds())
-	p, serial, err := allocPID(k.rootNS, t)
+	p, serial, err := allocPID(k.rootNS, t, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,9 @@
 //     thread stays in the shard of the process that created it. A
 //     setpriority PRIO_USER walk holds every shard's lock; setuid holds the
 //     thread's shard in both users to move it.
+//   - FDTable.mu guards one descriptor table's files (fdtable.go): the
+//     pidfds a task, or the tasks that share the table through
+//     CLONE_FILES, have open.
 //   - pid.Allocator.mu orders changes of one namespace level's pid_max;
 //     allocation and freeing take no lock: an allocation claims its
 //     number by moving the level's cursor, with an add or a
@@ -129,6 +132,8 @@
 //     or one shard of two users in increasing uid (setuid); nothing else
 //     is taken while one is held.
 //  5. pid.Allocator.mu (a leaf, taken only to change pid_max).
+//  6. FDTable.mu, a leaf, taken with no other kernel lock held: a pidfd
+//     is opened, closed or looked up, or a table copied, under it alone.
 //
 // entropy's shard locks are taken with no kernel lock held: a released
 // task's runtime is mixed in after release_task's critical sections

@@ -18,7 +18,8 @@ import (
 // without __WCLONE from then on; and the process is marked as exec'd,
 // which setpgid by its parent refuses with EACCES (E1). The saved and filesystem ids
 // become the effective ones, and the process is dumpable again if its
-// real and effective ids agree.
+// real and effective ids agree. The caller's descriptor table is
+// unshared and its close-on-exec descriptors closed, which leaves no pidfd.
 //
 // Once de_thread has started no thread may join the process (Linux's
 // group_exec_task and the SIGKILL each sibling gets): a sibling's clone
@@ -94,6 +95,7 @@ func (t *Task) Execve() error {
 	}
 	t.releaseVforkParent() // exec_mm_release
 	t.tg.dropMM()          // exec_mmap: a private address space
+	t.dropFiles()          // unshare_files, and every pidfd is close-on-exec
 	t.takeRequeuedSignals(&q)
 	t.execTrap()
 	t.leaveKernel()

@@ -202,6 +202,7 @@ func (t *Task) exitNotify(q *exitQueue) {
 		t.tg.dropMM() // exit_mm of the process's last thread
 	}
 	t.exitSem()
+	t.dropFiles() // exit_files
 	var dead deadList
 	t.exitPtrace(&dead, q)
 	p := t.k.plan

@@ -169,6 +169,13 @@ func exitedCalls(e *env, semID int) []exitedCall {
 	return []exitedCall{
 		{"Fork", func(t *Task) error { return two(t.Fork()) }},
 		{"Clone", func(t *Task) error { return two(t.Clone(CloneArgs{Flags: threadFlags})) }},
+		{"Clone3", func(t *Task) error { return two(t.Clone3(CloneArgs{Flags: threadFlags})) }},
+		{"Vfork", func(t *Task) error { return two(t.Vfork()) }},
+		{"PidfdOpen", func(t *Task) error { return two(t.PidfdOpen(initPid, 0)) }},
+		{"PidfdSendSignal", func(t *Task) error { return t.PidfdSendSignal(0, 0, 0) }},
+		{"Close", func(t *Task) error { return t.Close(0) }},
+		{"Poll", func(t *Task) error { return two(t.Poll(0)) }},
+		{"Prlimit", func(t *Task) error { return two(t.Prlimit(initPid, unix.RLIMIT_NPROC, nil)) }},
 		{"Execve", func(t *Task) error { return t.Execve() }},
 		{"Exit", func(t *Task) error { return t.Exit(0) }},
 		{"ExitGroup", func(t *Task) error { return t.ExitGroup(0) }},

@@ -55,6 +55,7 @@ const unshareFlags = unix.CLONE_THREAD | unix.CLONE_FS | unix.CLONE_NEWNS | unix
 // namespace, whose first child becomes its init; CLONE_NEWIPC gives the
 // caller a fresh IPC namespace. CLONE_SYSVSEM (implied by CLONE_NEWIPC)
 // detaches the caller from its semaphore undo list as exit would.
+// CLONE_FILES gives the caller a copy of a descriptor table it shares.
 //
 // As in Linux, CLONE_NEWUSER implies CLONE_THREAD|CLONE_FS, CLONE_VM
 // implies CLONE_SIGHAND, CLONE_SIGHAND implies CLONE_THREAD and
@@ -121,8 +122,16 @@ func (t *Task) Unshare(flags uint64) error {
 	}
 	t.nsForChildren.Store(pidNS)
 	t.ipcNS.Store(ipcNS)
+	if flags&unix.CLONE_FILES != 0 {
+		t.unshareFiles()
+	}
 	return nil
 }
+
+// ChildNamespace returns the pid namespace the task's children are made
+// in (pid_ns_for_children): its own, or the one unshare(CLONE_NEWPID)
+// made.
+func (t *Task) ChildNamespace() *PIDNamespace { return t.nsForChildren.Load() }
 
 // addressSpace is an mm_struct as far as unshare(CLONE_VM) needs one: how
 // many processes use it (mm_users, counted per process, since the threads

@@ -174,11 +174,16 @@ func newPID(ns *PIDNamespace) *PID {
 // first (alloc_pid), and publishes p in each level's table with t as an
 // embryo that lookups do not return. It returns the root level's
 // allocation sequence number, which orders processes for locking.
+// setTID, clone3's set_tid, chooses the numbers of the innermost levels,
+// ns's first (chosenTID); the other levels allocate cyclically.
 //
 // A namespace whose init has died (A13) fails with ENOMEM only once every
 // level has allocated: alloc_pid checks PIDNS_ADDING after the loop, so
 // the failed fork has moved the cursor of every level.
-func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
+func allocPID(ns *PIDNamespace, t *Task, setTID []int32) (*PID, uint64, error) {
+	if len(setTID) > ns.level+1 {
+		return nil, 0, unix.EINVAL
+	}
 	p := newPID(ns)
 	p.task.Store(t)
 	p.refs.Store(1)
@@ -192,7 +197,17 @@ func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
 		}
 	}
 	for at := ns; at != nil; at = at.parent {
-		nr, seq, err := at.alloc.Alloc(p)
+		var nr int
+		var seq uint64
+		var err error
+		if i := ns.level - at.level; i < len(setTID) {
+			nr, err = at.chosenTID(setTID[i], t)
+			if err == nil {
+				seq, err = at.alloc.AllocAt(nr, p)
+			}
+		} else {
+			nr, seq, err = at.alloc.Alloc(p)
+		}
 		switch {
 		case at == ns && errors.Is(err, unix.ENOMEM):
 			dead = err // disabled: the outer levels still allocate
@@ -209,6 +224,24 @@ func allocPID(ns *PIDNamespace, t *Task) (*PID, uint64, error) {
 		return nil, 0, dead
 	}
 	return p, serial, nil
+}
+
+// chosenTID checks a number set_tid asks for at ns's level: EINVAL outside
+// [1, pid_max), or for a number other than 1 in a namespace with no init
+// yet; EPERM unless t may choose pids there (checkpoint_restore_ns_capable:
+// CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE, user namespaces not being
+// modelled).
+func (ns *PIDNamespace) chosenTID(tid int32, t *Task) (int, error) {
+	switch {
+	case tid < 1 || int(tid) >= ns.alloc.Max():
+		return 0, unix.EINVAL
+	case tid != 1 && ns.childReaper.Load() == nil:
+		return 0, unix.EINVAL
+	}
+	if c := t.creds.Load(); !c.HasCap(unix.CAP_SYS_ADMIN) && !c.HasCap(unix.CAP_CHECKPOINT_RESTORE) {
+		return 0, unix.EPERM
+	}
+	return int(tid), nil
 }
 
 // put drops one reference; the last one unpublishes and frees the numbers.

@@ -72,11 +72,14 @@ func (t *Task) nextTraceEventLocked() {
 		return
 	}
 	// The signals its stopped process got are on the shared queue, which
-	// a traced thread that runs, resumed by its tracer, dequeues, after
-	// those sent to it alone that it does not block.
-	t.traceShared |= tg.pendingSigs
-	tg.pendingSigs = 0
-	t.traceKeptLocked()
+	// a traced thread dequeues, after those sent to it alone, once it
+	// runs with no stop left to take: those it does not block.
+	if t.traceStop == 0 && !t.jobctl.has(jobctlPendingMask) {
+		kept := tg.pendingSigs &^ uint64(t.blockedLocked())
+		t.traceShared |= kept
+		tg.pendingSigs &^= kept
+		t.traceKeptLocked()
+	}
 	if t.owesTraceStopLocked() {
 		tg.k.goAsync(t.ptraceStop)
 	}

@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"golang.org/x/sys/unix"
+
+	"tasklist/plan"
 )
 
 // RLimit is one resource limit, as struct rlimit. RLimInfinity means no
@@ -41,19 +43,16 @@ func defaultRLimits() rlimitTable {
 	return l
 }
 
-// Getrlimit returns one of the process's resource limits. Errors: ESRCH
-// if the caller has exited; EINVAL for an unknown resource.
+// Getrlimit returns one of the process's resource limits (getrlimit(2)).
+// Errors: ESRCH if the caller has exited; EINVAL for an unknown resource.
 func (t *Task) Getrlimit(resource int) (RLimit, error) {
 	if !t.alive() {
 		return RLimit{}, unix.ESRCH
 	}
-	if resource < 0 || resource >= nrLimits {
-		return RLimit{}, unix.EINVAL
-	}
-	return t.tg.rlimits.Load()[resource], nil
+	return t.doPrlimit(t, resource, nil)
 }
 
-// Setrlimit sets one of the process's resource limits (do_prlimit).
+// Setrlimit sets one of the process's resource limits (setrlimit(2)).
 // Errors: EINVAL for an unknown resource or Cur > Max; EPERM when raising
 // the hard limit without CAP_SYS_RESOURCE, or RLIMIT_NOFILE above
 // fs.nr_open.
@@ -61,24 +60,78 @@ func (t *Task) Setrlimit(resource int, lim RLimit) error {
 	if !t.alive() {
 		return unix.ESRCH
 	}
-	if resource < 0 || resource >= nrLimits || lim.Cur > lim.Max {
-		return unix.EINVAL
+	_, err := t.doPrlimit(t, resource, &lim)
+	return err
+}
+
+// Prlimit is prlimit64(2): it returns one of the limits of the process of
+// the task whose tid is pid in the caller's namespace (0: the caller)
+// and, when lim is not nil, sets it. A zombie's limits can be read and
+// set until it is released. A task other than the caller must have the
+// caller's real uid as its real, effective and saved uid and the caller's
+// real gid as its gids, unless the caller has CAP_SYS_RESOURCE
+// (check_prlimit_permission). Errors: ESRCH when no task has the pid;
+// EPERM; then Setrlimit's.
+func (t *Task) Prlimit(pid int, resource int, lim *RLimit) (RLimit, error) {
+	if !t.alive() {
+		return RLimit{}, unix.ESRCH
+	}
+	target := t
+	if pid != 0 {
+		if target = t.tg.ns.Lookup(pid); target == nil {
+			return RLimit{}, unix.ESRCH
+		}
+	}
+	if target != t {
+		c, tc := t.creds.Load(), target.creds.Load()
+		same := c.UID == tc.EUID && c.UID == tc.SUID && c.UID == tc.UID &&
+			c.GID == tc.EGID && c.GID == tc.SGID && c.GID == tc.GID
+		if !same && !c.HasCap(unix.CAP_SYS_RESOURCE) {
+			return RLimit{}, unix.EPERM
+		}
+	}
+	if target.tg == t.tg {
+		return t.doPrlimit(target, resource, lim)
+	}
+	// A plan's table lock, read: Linux takes tasklist_lock for another
+	// process's limits, so that its leader stays the task whose lock
+	// guards them, and fails for a task released meanwhile (pid_alive).
+	t.k.plan.Lock(plan.Prlimit)
+	defer t.k.plan.Unlock(plan.Prlimit)
+	if target.state.Load() == taskDead {
+		return RLimit{}, unix.ESRCH
+	}
+	return t.doPrlimit(target, resource, lim)
+}
+
+// doPrlimit is do_prlimit: it returns target's process's limit of
+// resource (an unsigned int, so a negative one is unknown) and, when lim
+// is not nil, sets it, with the caller's capabilities.
+func (t *Task) doPrlimit(target *Task, resource int, lim *RLimit) (RLimit, error) {
+	if uint32(resource) >= nrLimits {
+		return RLimit{}, unix.EINVAL
+	}
+	resource = int(uint32(resource))
+	tg := target.tg
+	if lim == nil {
+		return tg.rlimits.Load()[resource], nil
+	}
+	if lim.Cur > lim.Max {
+		return RLimit{}, unix.EINVAL
 	}
 	if resource == unix.RLIMIT_NOFILE && lim.Max > nrOpen {
-		return unix.EPERM
+		return RLimit{}, unix.EPERM
 	}
-	tg := t.tg
-	// The process lock serialises setrlimit calls from its threads, so
-	// that two of them cannot each publish a copy that loses the other's
-	// change.
+	// The process lock serialises changes of its limits, so that two
+	// cannot each publish a copy that loses the other's change.
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	cur := tg.rlimits.Load()
 	if lim.Max > cur[resource].Max && !t.creds.Load().HasCap(unix.CAP_SYS_RESOURCE) {
-		return unix.EPERM
+		return RLimit{}, unix.EPERM
 	}
 	next := *cur
-	next[resource] = lim
+	next[resource] = *lim
 	tg.rlimits.Store(&next)
-	return nil
+	return cur[resource], nil
 }

@@ -178,3 +178,54 @@ func TestCredsNprocChargeFollowsRealUID_A7(t *testing.T) {
 	}
 	e.settle()
 }
+
+// prlimit of another task: any thread of the process names it; the caller
+// needs the target's real, effective and saved uids and gids to be its
+// own real ones, or CAP_SYS_RESOURCE; a zombie's limits are read and set
+// until it is reaped; the call returns the old limit; the resource is an
+// unsigned int (R1).
+func TestPrlimit_R1(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	th := e.thread(p)
+	lim := RLimit{Cur: 5, Max: 9}
+	old, err := e.init.Prlimit(th.Gettid(), unix.RLIMIT_CORE, &lim)
+	mustOK(t, err)
+	if old != (RLimit{0, unix.RLIM_INFINITY}) {
+		t.Errorf("prlimit returned %+v, want the old limit", old)
+	}
+	if got, _ := p.Getrlimit(unix.RLIMIT_CORE); got != lim {
+		t.Errorf("the process's limit is %+v after prlimit through a thread", got)
+	}
+	_, err = e.init.Prlimit(p.Getpid(), -1, nil)
+	errIs(t, "resource -1", err, unix.EINVAL)
+	_, err = e.init.Prlimit(p.Getpid(), 1<<32|unix.RLIMIT_CORE, nil)
+	errIs(t, "resource 1<<32|RLIMIT_CORE", err, nil)
+	_, err = e.init.Prlimit(30000, unix.RLIMIT_CORE, nil)
+	errIs(t, "no such pid", err, unix.ESRCH)
+
+	u := e.forkAs(1000)
+	_, err = u.Prlimit(p.Getpid(), unix.RLIMIT_CORE, nil)
+	errIs(t, "a uid-1000 caller on a root process", err, unix.EPERM)
+	v := e.forkAs(1000)
+	_, err = u.Prlimit(v.Getpid(), unix.RLIMIT_CORE, nil)
+	errIs(t, "between two uid-1000 processes", err, nil)
+	w := e.fork(e.init)
+	mustOK(t, w.Setresuid(1000, 1000, 0))
+	_, err = u.Prlimit(w.Getpid(), unix.RLIMIT_CORE, nil)
+	errIs(t, "on a process whose saved uid differs", err, unix.EPERM)
+	x := e.fork(e.init)
+	mustOK(t, x.Setresgid(5, 5, 5))
+	mustOK(t, x.Setuid(1000))
+	_, err = u.Prlimit(x.Getpid(), unix.RLIMIT_CORE, nil)
+	errIs(t, "on a process whose gids differ", err, unix.EPERM)
+	_, err = e.init.Prlimit(u.Getpid(), unix.RLIMIT_CORE, nil)
+	errIs(t, "root with CAP_SYS_RESOURCE on another user's process", err, nil)
+
+	e.exit(th, 0)
+	e.exit(p, 0)
+	e.k.Quiesce()
+	_, err = e.init.Prlimit(p.Getpid(), unix.RLIMIT_CORE, &RLimit{Cur: 1, Max: 9})
+	errIs(t, "prlimit of a zombie", err, nil)
+	e.finish()
+}

@@ -442,3 +442,35 @@ func TestFatalWakeEndsExitEventStop_D6(t *testing.T) {
 	}
 	e.settle()
 }
+
+// A wait killed in the step that makes its child a zombie reports and
+// reaps the child before its task dies (C12, B13): here the child traces
+// its parent with PTRACE_O_EXITKILL and exits, and the child's fatal exit
+// signal does the same for a second parent, with WNOWAIT leaving the
+// zombie to the reaper.
+func TestKilledWaiterReapsFirst_C12(t *testing.T) {
+	e := newEnv(t, Config{})
+	p := e.fork(e.init)
+	c := e.fork(p)
+	out := e.blockedWait(p, -1, 0)
+	e.ptrace(c, unix.PTRACE_SEIZE, p, unix.PTRACE_O_EXITKILL)
+	e.exit(c, 5)
+	if o := e.result(out); o.err != nil || o.r.Pid != c.Getpid() || o.r.Status != exited(5) {
+		t.Fatalf("killed waiter's wait4 = %+v, %v; want the tracer reaped, exited 5", o.r, o.err)
+	}
+	e.reap(e.init, p.Getpid(), 0, p.Getpid(), unix.WaitStatus(unix.SIGKILL))
+	e.wantWait(e.init, -1, unix.WNOHANG, unix.ECHILD)
+
+	q := e.fork(e.init)
+	d := e.clone(q, 0, unix.SIGUSR1)
+	out = e.blocked(q, "waitid", func() (WaitResult, error) {
+		return q.Waitid(nil, unix.P_ALL, 0, unix.WEXITED|unix.WNOWAIT|unix.WALL)
+	})
+	e.exit(d, 6)
+	if o := e.result(out); o.err != nil || o.r.Pid != d.Getpid() {
+		t.Fatalf("killed waiter's waitid = %+v, %v; want d", o.r, o.err)
+	}
+	e.reap(e.init, q.Getpid(), 0, q.Getpid(), unix.WaitStatus(unix.SIGUSR1))
+	e.reap(e.init, -1, unix.WALL, d.Getpid(), exited(6))
+	e.check()
+}

@@ -115,7 +115,9 @@ func sigDefaultCoredumps(sig int) bool {
 }
 
 // Sigaction is rt_sigaction(2) for the process's handler table. It returns
-// the previous action. Errors: EINVAL for an invalid signal, or for
+// the previous action. An action that ignores sig (SIG_IGN, or SIG_DFL
+// where the default is to ignore) discards what is pending of it in the
+// caller's process, blocked or not. Errors: EINVAL for an invalid signal, or for
 // changing SIGKILL or SIGSTOP.
 func (t *Task) Sigaction(sig int, act SigAction) (SigAction, error) {
 	if !t.alive() {
@@ -127,7 +129,20 @@ func (t *Task) Sigaction(sig int, act SigAction) (SigAction, error) {
 	if act.Handler < SigDfl || act.Handler > SigHandler {
 		return SigAction{}, unix.EINVAL
 	}
-	return t.tg.sighand.Load().set(sig, act), nil
+	if act.Handler == SigHandler || act.Handler == SigDfl && !sigDefaultIgnored(sig) {
+		return t.tg.sighand.Load().set(sig, act), nil
+	}
+	// An action that ignores the signal discards what is pending of it
+	// in the caller's process, blocked or not (do_sigaction, POSIX
+	// 3.3.1.3); the process lock guards the queues, and the handler
+	// table's lock comes after it.
+	tg := t.tg
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	tg.flushPendingLocked(SigSetOf(sig))
+	tg.flushTracedLocked(sigBit(sig))
+	tg.pendingSigs &^= sigBit(sig)
+	return tg.sighand.Load().set(sig, act), nil
 }
 
 // SigactionOf returns the current disposition of sig (rt_sigaction with

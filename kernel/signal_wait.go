@@ -37,13 +37,19 @@ func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
 	b.run(t.k)
 	defer t.restoreMask(saved)
 	defer t.disarm()
+	restart := false
 	for {
-		// A stop, or a traced thread's signal-delivery stop, holds the
-		// call until the thread runs again; it then sleeps on, and a
+		// A stop, or a traced thread's signal-delivery stops, hold the
+		// call until the thread runs again; it then restarts, and a
 		// signal with a handler (SIGCONT's own) ends it either way.
 		tg.mu.Lock()
 		resume := t.stopWaitLocked()
 		tg.mu.Unlock()
+		if resume == nil && restart {
+			restart = false
+			t.restartSigsuspend(saved, mask)
+			continue // what the restart let through may stop or interrupt it
+		}
 		sig, err := t.sleepIntr(ctx, resume)
 		if err != nil {
 			return err
@@ -51,6 +57,24 @@ func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
 		if sig != 0 && t.handlerRuns(sig) {
 			return unix.EINTR
 		}
+		restart = restart || sig != 0
+	}
+}
+
+// restartSigsuspend is -ERESTARTNOHAND when no handler ran: once
+// get_signal has nothing more for it (no stop left, no signal the call's
+// mask lets through), the thread gets its own mask back
+// (restore_saved_sigmask), which lets it take what the call's mask held
+// back, and the restarted call sets that mask again.
+func (t *Task) restartSigsuspend(saved, mask SigSet) {
+	var b exitBatch
+	defer b.run(t.k)
+	// The process lock guards the mask and the queues.
+	t.tg.mu.Lock()
+	defer t.tg.mu.Unlock()
+	if t.state.Load() == taskRunning {
+		t.setBlockedLocked(saved, &b)
+		t.setBlockedLocked(mask, &b)
 	}
 }
 

@@ -64,6 +64,9 @@ type Task struct {
 	// until the call takes it (signal_intr.go).
 	// +checklocks:tg.mu
 	intrArmed bool
+	// userShard is the shard of its user's member lists the task sits in,
+	// fixed at clone.
+	userShard uint8
 	// +checklocks:tg.mu
 	intrSig int32
 	// childSeq numbers this thread's children in the order they joined
@@ -137,17 +140,20 @@ type Task struct {
 	// nrTracees counts the threads this thread traces; written under
 	// its process's lock, read without it by exit_ptrace's fast path.
 	nrTracees atomic.Int32
+	// traceStop and eventOwed (below) are the ptrace stop the thread is in
+	// and the ptrace_event stop it owes, as above.
+	// +checklocks:tg.mu
+	traceStop int32
 	// sig is the thread's signal mask and queue (signal_mask.go), nil
 	// until it first blocks a signal.
 	// +checklocks:tg.mu
 	sig *sigState
 	// +checklocks:tg.mu
-	traceStop int32
-	// +checklocks:tg.mu
 	eventOwed int32
-	// userShard is the shard of its user's member lists the task sits in,
-	// fixed at clone.
-	userShard uint8
+	// files is the task's descriptor table (fdtable.go), nil while it has
+	// none. Only the task itself changes it (clone, exec, exit, unshare);
+	// it is atomic for the runners and checks that read it.
+	files atomic.Pointer[FDTable]
 }
 
 func threadLinkOf(t *Task) *link[Task] { return &t.threadLink }

@@ -71,10 +71,13 @@ func (t *Task) Wait4(ctx context.Context, pid int, options int) (WaitResult, err
 	return t.doWait(ctx, sel, options|unix.WEXITED)
 }
 
-// Waitid is waitid(2) (C3): idtype P_ALL, P_PID or P_PGID (id 0: the
-// caller's group); options must include one of WEXITED, WSTOPPED,
-// WCONTINUED. ctx is as for Wait4. Errors as Wait4, plus EINVAL for a
-// bad idtype or id.
+// Waitid is waitid(2) (C3): idtype P_ALL, P_PID, P_PGID (id 0: the
+// caller's group) or P_PIDFD (id a pidfd of the caller's: the task it
+// refers to, as P_PID names one); options must include one of WEXITED,
+// WSTOPPED, WCONTINUED. A nonblocking pidfd makes the wait WNOHANG, and
+// one that finds nothing ready then fails with EAGAIN unless WNOHANG was
+// asked for. ctx is as for Wait4. Errors as Wait4, plus EINVAL for a bad
+// idtype or id, EBADF for a P_PIDFD id that is not open, EAGAIN.
 func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitResult, error) {
 	if !t.alive() {
 		return WaitResult{}, unix.ESRCH
@@ -101,6 +104,22 @@ func (t *Task) Waitid(ctx context.Context, idtype, id int, options int) (WaitRes
 		if id != 0 {
 			sel.pid = t.tg.ns.alloc.Load(id)
 		}
+	case unix.P_PIDFD:
+		if id < 0 {
+			return WaitResult{}, unix.EINVAL
+		}
+		f := t.Pidfd(id)
+		if f == nil {
+			return WaitResult{}, unix.EBADF
+		}
+		if !f.Nonblock() {
+			return t.doWait(ctx, waitSelector{pid: f.pid}, options)
+		}
+		r, err := t.doWait(ctx, waitSelector{pid: f.pid}, options|unix.WNOHANG)
+		if err == nil && r.Pid == 0 && options&unix.WNOHANG == 0 {
+			return r, unix.EAGAIN
+		}
+		return r, err
 	default:
 		return WaitResult{}, unix.EINVAL
 	}

@@ -106,6 +106,10 @@ const (
 	PrioProcess
 	PrioPgrp
 	PrioUser
+	// Prlimit is prlimit64's read section for another process's limits
+	// (sys_prlimit64 and do_prlimit): the target's group leader, whose
+	// lock guards the limits, cannot change under it.
+	Prlimit
 	// NoSite is where no plan takes the table lock, for code that takes
 	// a site's lock only in some cases.
 	NoSite
@@ -117,7 +121,7 @@ var siteNames = [numSites]string{
 	ExitNotify: "exit-notify", Release: "release", PtraceLink: "ptrace-link",
 	PtraceRequest: "ptrace-request", SetPgid: "setpgid", ExecSwap: "exec-swap",
 	WaitScan: "wait-scan", KillGroup: "kill-group", PrioProcess: "prio-process",
-	PrioPgrp: "prio-pgrp", PrioUser: "prio-user", NoSite: "none",
+	PrioPgrp: "prio-pgrp", PrioUser: "prio-user", Prlimit: "prlimit", NoSite: "none",
 }
 
 func (s Site) String() string {

@@ -132,11 +132,13 @@ const (
 	semSetLockWakeAll
 )
 
-// linuxModes is where Linux 2.6.35 takes tasklist_lock.
+// linuxModes is where Linux 2.6.35 takes tasklist_lock, and prlimit64,
+// which came in 2.6.36 and takes it for another process's limits.
 var linuxModes = [numSites]Mode{
 	CloneLink: Write, ExitPtrace: Write, ExitNotify: Write, Release: Write,
 	PtraceLink: Write, PtraceRequest: Read, SetPgid: Write, ExecSwap: Write,
 	WaitScan: Read, KillGroup: Read, PrioProcess: Read, PrioPgrp: Read, PrioUser: Read,
+	Prlimit: Read,
 }
 
 // gvisorModes is where gVisor takes its TaskSet lock.
@@ -144,6 +146,7 @@ var gvisorModes = [numSites]Mode{
 	CloneLink: Write, ExitStart: Write, ExitPtrace: Write, ExitNotify: Write, Release: Write,
 	PtraceLink: Write, PtraceRequest: Write, SetPgid: Write, ExecSwap: Write,
 	WaitScan: Write, KillGroup: Read, PrioProcess: Read, PrioPgrp: Read, PrioUser: Read,
+	Prlimit: Read,
 }
 
 var presetTable = []PresetInfo{

@@ -36,7 +36,7 @@
 // line, a kill before its target's signal line, an exit before its +++ line, a child's +++
 // before the wait that reports it). A task is its tid plus a generation, since tids are
 // reused; a child whose first line comes before its creator's clone returns (a vfork child)
-// is bound to the task the model's clone has made so far (modelrun's Created).
+// is bound to the task the model's clone has made so far (modelrun's Made).
 //
 // Results compare as the scenario runners print them, with pids as task identities, never
 // numbers: a pid names the trace's task whose tid it is, in the caller's pid namespace (as
@@ -46,10 +46,13 @@
 // status where strace decoded it, ptrace event bits included. A call that blocks on the model
 // where the trace's returned prints "blocks"; a call the trace's task died in prints "done".
 //
-// Normalisation: vfork is clone(CLONE_VM|CLONE_VFORK, SIGCHLD); clone3 is clone with the
-// same flags and exit signal unless it uses set_tid, CLONE_CLEAR_SIGHAND or
-// CLONE_INTO_CGROUP; glibc's semtimedop with no timeout is semop, a timeout is passed in
-// milliseconds; prlimit64 on the caller is a read of the model's limit and setrlimit;
+// Normalisation: fork, vfork, clone and clone3 are the scenario calls of those names (clone3
+// into a cgroup is outside the model); a pidfd is named by the file the model's call opened,
+// bound to the number the trace shows for it (pidfd_open's result, CLONE_PIDFD's parent_tid
+// or pidfd field) in the task's table, which children copy, CLONE_FILES shares and exec
+// empties, so pidfd_send_signal and waitid(P_PIDFD) are made with the file; glibc's
+// semtimedop with no timeout is semop, a timeout is passed in milliseconds; prlimit64 on the
+// caller is a read of the model's limit and setrlimit, of another task prlimit;
 // rt_sigaction with a new action is sigaction, the handler's address HANDLER; rt_sigprocmask,
 // rt_sigpending, rt_sigsuspend and rt_sigtimedwait are sigprocmask, sigpending, sigsuspend
 // and sigtimedwait, with strace's signal sets and a timeout in milliseconds. Reads the
@@ -62,7 +65,7 @@
 // EINTR. Signals: one sent by a replayed kill or tgkill, a child's SIGCHLD, and the SIGHUP,
 // SIGCONT and SIGKILL the kernel sends on an exit are the model's to send, and their lines
 // are checked (a SIGCHLD's child has ended on the model too); any other (a timer, the
-// terminal, a sender outside the trace, a call the model lacks such as pidfd_send_signal) is
+// terminal, a sender outside the trace, a call the model lacks such as tkill) is
 // injected at its signal line by init. A `--- stopped by ---` line checks that the model's
 // task is stopped, a +++ line that it has ended; the status it ended with is compared where a
 // wait reports it, and at the end, for the tasks init reaps.
@@ -82,9 +85,9 @@
 // agreeing and disagreeing, those outside the model's scope by reason (memory, file and futex
 // calls, an execve that failed on the file system, rt_sigreturn, whose result is the
 // interrupted call's, prctl options and ptrace requests the process model has not), those
-// the model lacks by reason (the pidfd calls, waitid(P_PIDFD), prlimit64 of another
-// process...: each a row of the call table, rows, to be changed when
-// the model gains the call), those not compared after a divergence, and the +++ lines
+// the model lacks by reason (rt_sigqueueinfo, pidfd_getfd...: each a row of the call
+// table, rows, to be changed when the model gains the call), those not compared after a
+// divergence, and the +++ lines
 // checked. WriteTable and WriteJSON print them.
 //
 // # A trace as a workload

@@ -442,6 +442,10 @@ func (r *replayer) printResult(actor scenario.TaskRef, res scenario.Result) stri
 		return sigsetText(uint64(res.Int))
 	case scenario.ResultSignal:
 		return signalName(int(res.Int))
+	case scenario.ResultNewFile:
+		return "pidfd"
+	case scenario.ResultLimit:
+		return limitText(res.Soft) + " " + limitText(res.Hard)
 	case scenario.ResultFatal:
 		return "no result: " + res.Err.Error()
 	}

@@ -55,14 +55,18 @@ func (r *replayer) signal(ev *Event) {
 	r.inject(t, ev, code == siTkill)
 }
 
-// sent records the signal that c, a replayed kill or tgkill of t, sends.
+// sent records the signal that c, a replayed kill, tgkill or pidfd_send_signal of t, sends.
 func (r *replayer) sent(t *task, c *traceCall) {
 	args := c.act.call.Args
 	sig := int(args[len(args)-1].Int)
+	group := c.name == "kill" && (args[0].Neg || args[0].Kind == scenario.ValueInt)
+	if c.name == "pidfd_send_signal" {
+		sig, group = int(args[1].Int), args[2].Int&unix.PIDFD_SIGNAL_PROCESS_GROUP != 0
+	}
 	if t.sent == nil {
 		t.sent = map[int]int{}
 	}
-	if c.name == "kill" && (args[0].Neg || args[0].Kind == scenario.ValueInt) {
+	if group {
 		t.sent[sig] = 1 << 30 // a group, or every process
 		return
 	}

@@ -178,3 +178,29 @@ func TestSigactionAndHeader(t *testing.T) {
 		t.Errorf("%+v", d)
 	}
 }
+
+// Pidfds are named by the trace's numbers in each task's table: pidfd_open's result and
+// CLONE_PIDFD's parent_tid bind them; a child has its parent's; exec closes them; a number
+// no pidfd of the task's has is outside the replay. prlimit64 of another task is prlimit.
+func TestPidfdsByNumber(t *testing.T) {
+	s := replayText(t, `
+10 fork() = 11
+10 pidfd_open(11, 0) = 5
+10 clone(child_stack=NULL, flags=CLONE_PIDFD|SIGCHLD, parent_tid=[6]) = 12
+12 pidfd_send_signal(5, 0, NULL, 0) = 0
+12 pidfd_send_signal(6, 0, NULL, 0) = -1 EBADF (Bad file descriptor)
+10 pidfd_send_signal(5, 0, NULL, 0x4 /* PIDFD_SIGNAL_PROCESS_GROUP */) = -1 ESRCH (No such process)
+10 prlimit64(11, RLIMIT_CORE, {rlim_cur=0, rlim_max=1000}, {rlim_cur=0, rlim_max=RLIM64_INFINITY}) = 0
+11 prlimit64(0, RLIMIT_CORE, NULL, {rlim_cur=0, rlim_max=1000}) = 0
+10 prlimit64(12, RLIMIT_CORE, NULL, NULL) = 0
+11 exit_group(4) = ?
+11 +++ exited with 4 +++
+10 waitid(P_PIDFD, 5, {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=11, si_uid=0, si_status=4, si_utime=0, si_stime=0}, WEXITED, NULL) = 0
+12 execve("/bin/true", ["true"], 0x1 /* 1 var */) = 0
+12 pidfd_send_signal(5, 0, NULL, 0) = -1 EBADF (Bad file descriptor)
+`)
+	wantCounts(t, s, 13, 11, 0)
+	if s.Outside["a descriptor the trace did not open as a pidfd"] != 2 {
+		t.Errorf("outside %v", s.Outside)
+	}
+}

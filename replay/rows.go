@@ -22,54 +22,56 @@ var rows map[string]row
 
 func init() {
 	rows = map[string]row{
-		"fork":            func(r *replayer, t *task, c *traceCall) action { return r.create(t, c, 0, int(unix.SIGCHLD)) },
-		"vfork":           vfork,
-		"clone":           clone,
-		"clone3":          clone3,
-		"execve":          execve,
-		"execveat":        execve,
-		"exit":            exit,
-		"exit_group":      exit,
-		"wait4":           wait4,
-		"waitid":          waitid,
-		"kill":            kill,
-		"tgkill":          kill,
-		"getpid":          pidResult,
-		"gettid":          pidResult,
-		"getppid":         pidResult,
-		"getpgrp":         pidResult,
-		"setsid":          pidResult,
-		"getpgid":         pidResult,
-		"getsid":          pidResult,
-		"setpgid":         zeroResult,
-		"getpriority":     getpriority,
-		"setpriority":     zeroResult,
-		"getuid":          idQuery,
-		"geteuid":         idQuery,
-		"getgid":          idQuery,
-		"getegid":         idQuery,
-		"getresuid":       idQuery,
-		"getresgid":       idQuery,
-		"setuid":          zeroResult,
-		"setgid":          zeroResult,
-		"setresuid":       zeroResult,
-		"setresgid":       zeroResult,
-		"getrlimit":       rlimit,
-		"setrlimit":       rlimit,
-		"prlimit64":       rlimit,
-		"rt_sigaction":    sigaction,
-		"rt_sigprocmask":  sigprocmask,
-		"rt_sigpending":   sigpending,
-		"rt_sigsuspend":   sigsuspend,
-		"rt_sigtimedwait": sigtimedwait,
-		"tkill":           kill,
-		"prctl":           prctl,
-		"ptrace":          ptrace,
-		"unshare":         zeroResult,
-		"semget":          semget,
-		"semop":           semop,
-		"semtimedop":      semop,
-		"semctl":          semctl,
+		"fork":              func(r *replayer, t *task, c *traceCall) action { return r.create(t, c, "fork", nil) },
+		"vfork":             vfork,
+		"clone":             clone,
+		"clone3":            clone3,
+		"execve":            execve,
+		"execveat":          execve,
+		"exit":              exit,
+		"exit_group":        exit,
+		"wait4":             wait4,
+		"waitid":            waitid,
+		"kill":              kill,
+		"tgkill":            kill,
+		"getpid":            pidResult,
+		"gettid":            pidResult,
+		"getppid":           pidResult,
+		"getpgrp":           pidResult,
+		"setsid":            pidResult,
+		"getpgid":           pidResult,
+		"getsid":            pidResult,
+		"setpgid":           zeroResult,
+		"getpriority":       getpriority,
+		"setpriority":       zeroResult,
+		"getuid":            idQuery,
+		"geteuid":           idQuery,
+		"getgid":            idQuery,
+		"getegid":           idQuery,
+		"getresuid":         idQuery,
+		"getresgid":         idQuery,
+		"setuid":            zeroResult,
+		"setgid":            zeroResult,
+		"setresuid":         zeroResult,
+		"setresgid":         zeroResult,
+		"getrlimit":         rlimit,
+		"setrlimit":         rlimit,
+		"prlimit64":         rlimit,
+		"rt_sigaction":      sigaction,
+		"prctl":             prctl,
+		"ptrace":            ptrace,
+		"unshare":           zeroResult,
+		"semget":            semget,
+		"semop":             semop,
+		"semtimedop":        semop,
+		"semctl":            semctl,
+		"pidfd_open":        pidfdOpen,
+		"pidfd_send_signal": pidfdSendSignal,
+		"rt_sigprocmask":    sigprocmask,
+		"rt_sigpending":     sigpending,
+		"rt_sigsuspend":     sigsuspend,
+		"rt_sigtimedwait":   sigtimedwait,
+		"tkill":             kill,
 		"rt_sigreturn": func(*replayer, *task, *traceCall) action {
 			return outsideScope("rt_sigreturn: its result is the interrupted call's")
 		},
@@ -79,7 +81,7 @@ func init() {
 	}
 	// Calls in scope that the model does not have yet: each is counted by name.
 	for _, name := range []string{"setreuid", "setregid", "rt_sigqueueinfo",
-		"rt_tgsigqueueinfo", "pidfd_open", "pidfd_send_signal", "pidfd_getfd"} {
+		"rt_tgsigqueueinfo", "pidfd_getfd"} {
 		rows[name] = func(*replayer, *task, *traceCall) action { return unsupported(name) }
 	}
 }
@@ -290,8 +292,14 @@ func execve(r *replayer, t *task, c *traceCall) action {
 		return outsideScope("execve failed on the file system")
 	}
 	// A thread that execs takes its leader's tid, and strace prints whatever was left in
-	// the register for it: any success is 0.
-	return replayed(c, "execve", nil, func(Result) string { return "0" })
+	// the register for it: any success is 0. Its table is its own then, with no pidfd.
+	a := replayed(c, "execve", nil, func(Result) string { return "0" })
+	a.after = func(res scenario.Result) {
+		if res.Kind == scenario.ResultInt {
+			t.files = fdTable{}
+		}
+	}
+	return a
 }
 
 func kill(r *replayer, t *task, c *traceCall) action {

@@ -23,10 +23,7 @@ func creates(name string) bool {
 	return false
 }
 
-// vfork is clone(CLONE_VM|CLONE_VFORK, SIGCHLD), as the kernel makes it.
-func vfork(r *replayer, t *task, c *traceCall) action {
-	return r.create(t, c, unix.CLONE_VM|unix.CLONE_VFORK, int(unix.SIGCHLD))
-}
+func vfork(r *replayer, t *task, c *traceCall) action { return r.create(t, c, "vfork", nil) }
 
 // clone's flags argument holds the exit signal in its low byte.
 func clone(r *replayer, t *task, c *traceCall) action {
@@ -38,10 +35,12 @@ func clone(r *replayer, t *task, c *traceCall) action {
 	if err != nil {
 		return badArgs(c)
 	}
-	return r.create(t, c, uint64(flags)&^0xff, int(flags&0xff))
+	return r.create(t, c, "clone", ints(flags&^0xff, flags&0xff))
 }
 
-// clone3 is clone with the same flags and exit signal when it uses nothing clone lacks.
+// clone3 takes its flags, exit signal and set_tid; a set_tid entry for a pid namespace above
+// the trace's root's, which the model's runner refuses, and CLONE_INTO_CGROUP, whose cgroup
+// the model has not, are outside the replay.
 func clone3(r *replayer, t *task, c *traceCall) action {
 	args, ok := argStruct(arg(c, 0))
 	if !ok {
@@ -56,20 +55,48 @@ func clone3(r *replayer, t *task, c *traceCall) action {
 	if err1 != nil || err2 != nil {
 		return badArgs(c)
 	}
+	if flags&unix.CLONE_INTO_CGROUP != 0 {
+		return outsideScope("clone3 into a cgroup")
+	}
+	vals := ints(flags, sig)
 	if set, ok := args["set_tid"]; ok && set != "NULL" {
-		return unsupported("clone3 with set_tid")
+		tids, ok := argArray(set)
+		if !ok {
+			return badArgs(c)
+		}
+		for _, e := range tids {
+			tid, err := argInt(e)
+			if err != nil {
+				return badArgs(c)
+			}
+			vals = append(vals, ints(tid)...)
+		}
+		if t.bound && len(tids) > r.childLevels(t, uint64(flags)) {
+			return outsideScope("clone3 with a set_tid entry for a pid namespace above the trace's")
+		}
 	}
-	if flags&(unix.CLONE_CLEAR_SIGHAND|unix.CLONE_INTO_CGROUP) != 0 {
-		return unsupported("clone3 with CLONE_CLEAR_SIGHAND or CLONE_INTO_CGROUP")
-	}
-	return r.create(t, c, uint64(flags), int(sig))
+	return r.create(t, c, "clone3", vals)
 }
 
-// create is the action of a call that makes a task: a clone on the model whose new task is
-// bound to the trace's, named by the clone's result or by its first line if that comes first.
-func (r *replayer) create(t *task, c *traceCall, flags uint64, sig int) action {
-	a := replayed(c, "clone", ints(int64(flags), int64(sig)), r.tracePid(t))
+// childLevels is how many pid namespace levels a child t makes with flags has, from its own
+// up to the traced root's.
+func (r *replayer) childLevels(t *task, flags uint64) int {
+	levels := r.b.Task(t.ref).ChildNamespace().Level() - r.b.Task(scenario.Init).Namespace().Level() + 1
+	if flags&unix.CLONE_NEWPID != 0 {
+		levels++
+	}
+	return levels
+}
+
+// create is the action of a call that makes a task, the scenario call name with args: on the
+// model its new task is bound to the trace's, named by the call's result or by its first
+// line if that comes first, and a pidfd CLONE_PIDFD opened is bound to the number the trace
+// shows for it.
+func (r *replayer) create(t *task, c *traceCall, name string, args []scenario.Value) action {
+	a := replayed(c, name, args, r.tracePid(t))
 	a.after = func(res scenario.Result) {
+		// The child's table, if it is a copy, was made before the pidfd.
+		defer opened(t, clonedPidfd(c), res)
 		tr := c.result()
 		if tr.Unknown || tr.Value <= 0 {
 			return
@@ -98,7 +125,7 @@ func (r *replayer) bindChild(creator *task, tid int, _ int64) *task {
 	c := creator.call
 	child := r.newChild(creator, c, tid)
 	if c.started {
-		if ref, ok := r.b.Created(creator.ref); ok {
+		if ref, ok := r.b.Made(creator.ref); ok {
 			child.ref, child.bound = ref, true
 		}
 	}
@@ -106,18 +133,22 @@ func (r *replayer) bindChild(creator *task, tid int, _ int64) *task {
 }
 
 // newChild adds the task that c, a creating call of t, made: a thread in t's namespace,
-// or a process in t's namespace for children, a new one with CLONE_NEWPID.
+// or a process in t's namespace for children, a new one with CLONE_NEWPID; with a copy of
+// t's table of pidfds, or t's own with CLONE_FILES.
 func (r *replayer) newChild(t *task, c *traceCall, tid int) *task {
 	ns := t.children
-	if c.act.call.Name == "clone" && len(c.act.call.Args) > 0 {
-		switch flags := c.act.call.Args[0].Int; {
-		case flags&unix.CLONE_THREAD != 0:
-			ns = t.ns
-		case flags&unix.CLONE_NEWPID != 0:
-			ns = &pidns{nr: map[int64]*task{}}
-		}
+	var flags uint64
+	if args := c.act.call.Args; len(args) > 0 {
+		flags = uint64(args[0].Int)
+	}
+	switch {
+	case flags&unix.CLONE_THREAD != 0:
+		ns = t.ns
+	case flags&unix.CLONE_NEWPID != 0:
+		ns = &pidns{nr: map[int64]*task{}}
 	}
 	child := r.tasks.add(tid, ns)
+	child.files = tableFor(t, flags)
 	c.child = child
 	return child
 }
@@ -175,13 +206,17 @@ func waitid(r *replayer, t *task, c *traceCall) action {
 	if err != nil {
 		return badArgs(c)
 	}
-	if idtype == unix.P_PIDFD {
-		return unsupported("waitid(P_PIDFD)")
-	}
 	var id []scenario.Value
-	if idtype == unix.P_ALL {
+	switch idtype {
+	case unix.P_ALL:
 		id = ints(0)
-	} else {
+	case unix.P_PIDFD:
+		f, bad := r.fileArg(t, c, 1)
+		if bad != nil {
+			return *bad
+		}
+		id = []scenario.Value{f}
+	default:
 		var bad *action
 		if id, bad = r.pidArgs(t, c, 1); bad != nil {
 			return *bad
@@ -192,8 +227,12 @@ func waitid(r *replayer, t *task, c *traceCall) action {
 		return badArgs(c)
 	}
 	probeID := id[0].Int
-	if id[0].Kind == scenario.ValueTask {
+	switch id[0].Kind {
+	case scenario.ValueTask:
 		probeID = int64(r.b.PidIn(t.ref, id[0].Task))
+	case scenario.ValueFile:
+		fd, _ := r.b.Task(t.ref).FDOf(r.b.File(id[0].File))
+		probeID = int64(fd)
 	}
 	if why := r.waitRace(t, c, idtype, probeID, opts[0].Int); why != "" {
 		return outsideScope(why)
@@ -253,7 +292,7 @@ func (r *replayer) waitRace(t *task, c *traceCall, idtype, id, opts int64) strin
 
 // rlimit replays getrlimit, setrlimit and prlimit64 on the caller: a read as a read of the
 // model's limit, a change as setrlimit with the old limit read first. prlimit64 of another
-// process is unsupported.
+// task is prlimit (otherTask).
 func rlimit(r *replayer, t *task, c *traceCall) action {
 	args := c.args
 	if c.name == "prlimit64" {
@@ -262,7 +301,7 @@ func rlimit(r *replayer, t *task, c *traceCall) action {
 			return badArgs(c)
 		}
 		if pid != 0 && r.tasks.lookup(t.ns, pid, strace) != t {
-			return unsupported("prlimit64 of another process")
+			return r.otherLimit(t, c)
 		}
 		args = args[min(1, len(args)):]
 	}
@@ -313,6 +352,51 @@ func rlimit(r *replayer, t *task, c *traceCall) action {
 		a.expect = func() string { return oldText + "; 0" }
 	}
 	return a
+}
+
+// otherLimit replays prlimit64(PID, RESOURCE, NEW, OLD) of another task as prlimit, which
+// returns the old limits: compared with OLD, or, when the trace did not ask for them, not
+// printed.
+func (r *replayer) otherLimit(t *task, c *traceCall) action {
+	vals, bad := r.pidArgs(t, c, 0)
+	if bad != nil {
+		return *bad
+	}
+	res, ok := intArgs(c, 1)
+	if !ok {
+		return badArgs(c)
+	}
+	vals = append(vals, res...)
+	if newLim := arg(c, 2); newLim != "NULL" {
+		soft, hard, ok := limitFields(newLim)
+		if !ok {
+			return badArgs(c)
+		}
+		vals = append(vals, ints(soft, hard)...)
+	}
+	oldLim := arg(c, 3)
+	if oldLim == "NULL" {
+		a := replayed(c, "prlimit", vals, number)
+		a.model = func(scenario.Result) string { return "0" }
+		return a
+	}
+	return replayed(c, "prlimit", vals, func(Result) string {
+		if soft, hard, ok := limitFields(oldLim); ok {
+			return limitText(uint64(soft)) + " " + limitText(uint64(hard))
+		}
+		return "unreadable limit"
+	})
+}
+
+// limitFields reads a struct rlimit as strace prints it.
+func limitFields(s string) (soft, hard int64, ok bool) {
+	fields, ok := argStruct(s)
+	if !ok {
+		return 0, 0, false
+	}
+	soft, err1 := argInt(fields["rlim_cur"])
+	hard, err2 := argInt(fields["rlim_max"])
+	return soft, hard, err1 == nil && err2 == nil
 }
 
 // errnoOf returns the errno err carries, EINVAL for an error that is none.

@@ -31,6 +31,9 @@ type task struct {
 	// sent counts, by signal, the signals the task's replayed calls sent that no signal
 	// line has shown yet; a signal sent to a group or to every process counts for good.
 	sent map[int]int
+	// files are the pidfds of the task's descriptor table, by the trace's numbers
+	// (rows_pidfd.go).
+	files fdTable
 }
 
 // name identifies the task in messages: its tid, and for a reused tid the generation.
@@ -96,7 +99,7 @@ func (ts *tasks) identity(ns *pidns, local, strace int64) string {
 
 // add makes a task for tid, the next generation if the tid was used before.
 func (ts *tasks) add(tid int, ns *pidns) *task {
-	t := &task{tid: tid, gen: 1, ns: ns, children: ns}
+	t := &task{tid: tid, gen: 1, ns: ns, children: ns, files: fdTable{}}
 	if old := ts.byTid[tid]; old != nil {
 		t.gen = old.gen + 1
 	}

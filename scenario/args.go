@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"math"
+
+	"golang.org/x/sys/unix"
 )
 
 // parseArgs reads "(ARG, ...)" and checks it against the call's shape.
@@ -32,10 +34,13 @@ func (p *parser) parseArgs(st *stmt, spec CallSpec) *Error {
 			return err
 		}
 	}
-	if !spec.allows(len(args)) {
+	if !spec.Allows(len(args)) {
 		return p.errAt(p.tok, "%s takes %s, got %d", st.call, spec.arity(), len(args))
 	}
-	if spec.Rest != nil {
+	if err := p.checkIDs(st.call, spec, args); err != nil {
+		return err
+	}
+	if spec.Rest != nil && *spec.Rest == ArgSembuf {
 		merged := args[len(spec.Args)]
 		for _, a := range args[len(spec.Args)+1:] {
 			merged.sembufs = append(merged.sembufs, a.sembufs...)
@@ -70,7 +75,7 @@ func (p *parser) checkArg(call string, i int, kind ArgKind, a arg) *Error {
 			}
 		}
 	case formInt:
-		if kind == ArgSembuf || kind == ArgSigset {
+		if kind == ArgSembuf || kind == ArgSigset || kind == ArgFD {
 			return fail("an integer")
 		}
 	case formName:
@@ -84,10 +89,33 @@ func (p *parser) checkArg(call string, i int, kind ArgKind, a arg) *Error {
 			neg = "-"
 		}
 		switch {
-		case b.creates == createsTask && kind != ArgPid:
+		case b.creates == createsTask && kind != ArgPid && kind != ArgID:
 			return fail("task " + neg + echo(a.name))
 		case b.creates == createsSet && (kind != ArgSet || a.neg):
 			return fail("semaphore set " + neg + echo(a.name))
+		case b.creates == createsFile && (kind != ArgFD && kind != ArgID || a.neg):
+			return fail("pidfd " + neg + echo(a.name))
+		}
+	}
+	return nil
+}
+
+// checkIDs checks each waitid id (ArgID) against the idtype before it: a pidfd's name after
+// P_PIDFD and nowhere else, since a descriptor number is the runner's own.
+func (p *parser) checkIDs(call string, spec CallSpec, args []arg) *Error {
+	for i, a := range args {
+		if i == 0 || i >= len(spec.Args) || spec.Args[i] != ArgID {
+			continue
+		}
+		byPidfd := int32(args[i-1].val) == unix.P_PIDFD
+		isFile := a.form == formName && p.names[a.name].creates == createsFile
+		switch {
+		case byPidfd && !isFile:
+			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
+				Msg: fmt.Sprintf("argument %d of %s must be a pidfd after P_PIDFD", i+1, call)}
+		case !byPidfd && isFile:
+			return &Error{File: p.file, Line: a.pos.Line, Col: a.pos.Col,
+				Msg: fmt.Sprintf("argument %d of %s may be a pidfd only after P_PIDFD", i+1, call)}
 		}
 	}
 	return nil

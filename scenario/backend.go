@@ -12,6 +12,10 @@ const Init TaskRef = 0
 // SetRef identifies a semaphore set that a Backend created.
 type SetRef int
 
+// FileRef identifies an open file, a pidfd, that a Backend created: the file itself, not a
+// descriptor number, which depends on the table it is looked up in.
+type FileRef int
+
 // ValueKind says which field of a Value holds the argument.
 type ValueKind int
 
@@ -22,6 +26,7 @@ const (
 	ValueSet                      // Set: a semaphore set
 	ValueSembufs                  // Sembufs: every sembuf of a semop or semtimedop
 	ValueList                     // List: a value list, as for semctl SETALL
+	ValueFile                     // File: a pidfd
 )
 
 // Sembuf is one semaphore operation, as in struct sembuf.
@@ -39,6 +44,7 @@ type Value struct {
 	Set     SetRef
 	Sembufs []Sembuf
 	List    []int64
+	File    FileRef
 }
 
 // Pid returns the argument as a pid number for a call made by caller: a task's pid in caller's
@@ -85,6 +91,8 @@ const (
 	ResultFatal                         // Err: the runner cannot tell what the call did; the run stops
 	ResultSigset                        // Int: a signal set, bit sig-1 for signal sig
 	ResultSignal                        // Int: a signal number
+	ResultNewFile                       // NewFile: pidfd_open opened a pidfd
+	ResultLimit                         // Soft, Hard: a resource limit, as getrlimit reads it
 )
 
 // WaitHow is what a wait reported about a child.
@@ -116,6 +124,12 @@ type Result struct {
 	NewPid  int
 	NewSet  SetRef
 	SetID   int
+	// NewFile is the pidfd a ResultNewFile opened, or, when HasFile is set, the pidfd a
+	// ResultNewTask's CLONE_PIDFD opened with the task.
+	NewFile FileRef
+	HasFile bool
+	// Soft and Hard are a ResultLimit's limits; RLIM_INFINITY is all ones.
+	Soft, Hard uint64
 }
 
 // Backend makes the calls of a scenario on one kernel, the model or the host's.
@@ -134,6 +148,10 @@ type Backend interface {
 	// Join waits for actor's background call, then for quiescence, and returns the call's result
 	// (ResultFatal as for Do).
 	Join(actor TaskRef) Result
+	// Made returns the task actor's background call has created, once the call has created
+	// it: a vfork child exists, and may be named, while its parent waits. The call's result
+	// at its join names the same task.
+	Made(actor TaskRef) (TaskRef, bool)
 	// Close releases every task, set and resource the Backend holds.
 	Close() error
 }

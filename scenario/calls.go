@@ -23,6 +23,8 @@ const (
 	ArgSemArg                 // semctl's fourth argument: an integer or a value list (ValueList)
 	ArgTimeout                // an integer: a timeout in milliseconds (see [CallSpec.Timeout])
 	ArgSigset                 // a signal set, [SIGNAME ...]: a ValueList of signal numbers
+	ArgFD                     // a pidfd's name: a ValueFile
+	ArgID                     // waitid's id: as ArgPid, or a pidfd's name after P_PIDFD
 )
 
 // creates says what a call creates, and so whether "NAME =" may bind its result.
@@ -32,6 +34,7 @@ const (
 	createsNothing creates = iota
 	createsTask
 	createsSet
+	createsFile
 )
 
 // CallSpec declares one call of the language. The call table ([Calls]) is the registry of
@@ -47,8 +50,15 @@ type CallSpec struct {
 	// Counts are the argument counts the call takes when some trailing positions are
 	// optional; nil means len(Args).
 	Counts []int
-	// Rest, when set, is the kind of one or more arguments the call takes after Args.
-	Rest *ArgKind
+	// Rest, when set, is the kind of one or more arguments the call takes after Args, or of
+	// none or more when RestOptional is set. Rest sembufs form one final ValueSembufs
+	// argument; other rest arguments are a Value each.
+	Rest         *ArgKind
+	RestOptional bool
+	// ClonesPidfd marks a call that also opens a pidfd of the task it makes when its first
+	// argument, its flags, has CLONE_PIDFD: its ResultNewTask then carries the file
+	// (HasFile), which "TASK, FILE = ..." binds.
+	ClonesPidfd bool
 	// Results are the kinds of Result the call returns when it returns. Any call may also
 	// fail (ResultErrno), end with its task (ResultDone) or be beyond its runner's telling
 	// (ResultFatal): see [CallSpec.Returns].
@@ -77,7 +87,7 @@ type CallSpec struct {
 	Tasklist []plan.Site
 }
 
-var sembufRest = ArgSembuf
+var sembufRest, intRest = ArgSembuf, ArgInt
 
 // Shorthands for the call table.
 var (
@@ -85,17 +95,23 @@ var (
 	returnsPid    = []ResultKind{ResultPid}
 	returnsWait   = []ResultKind{ResultWait, ResultInt} // ResultInt 0: WNOHANG found nothing
 	returnsSigset = []ResultKind{ResultSigset}
+	returnsLimit  = []ResultKind{ResultLimit}
 )
 
 func args(kinds ...ArgKind) []ArgKind { return kinds }
 
 func sites(s ...plan.Site) []plan.Site { return s }
 
-// callTable is version 1 of the language plus unshare, an extension, in name order. The
-// comment after a call with sites names the Linux functions that take tasklist_lock.
+// callTable is the language, in name order: version 1, unshare, an extension, and the calls
+// version 2 added. The comment after a call with sites names the Linux functions that take
+// tasklist_lock.
 var callTable = []CallSpec{
 	{Name: "clone", Args: args(ArgInt, ArgInt), Counts: []int{1, 2}, Results: []ResultKind{ResultNewTask},
-		Local: true, Blocks: true, Tasklist: sites(plan.CloneLink)}, // copy_process
+		ClonesPidfd: true, Local: true, Blocks: true, Tasklist: sites(plan.CloneLink)}, // copy_process
+	{Name: "clone3", Args: args(ArgInt, ArgInt), Rest: &intRest, RestOptional: true,
+		Results: []ResultKind{ResultNewTask}, ClonesPidfd: true, Local: true, Blocks: true,
+		Tasklist: sites(plan.CloneLink)}, // copy_process
+	{Name: "close", Args: args(ArgFD), Results: returnsInt, Local: true},
 	{Name: "execve", Results: returnsInt, Blocks: true, Exec: true,
 		Tasklist: sites(plan.ExecSwap, plan.Release)}, // de_thread; release_task of the old leader
 	{Name: "exit", Args: args(ArgInt), Results: []ResultKind{ResultDone},
@@ -109,11 +125,18 @@ var callTable = []CallSpec{
 	{Name: "getppid", Results: returnsPid, Local: true},
 	{Name: "getpriority", Args: args(ArgInt, ArgPid), Results: returnsInt, Local: true,
 		Tasklist: sites(plan.PrioProcess, plan.PrioPgrp, plan.PrioUser)}, // sys_getpriority
+	{Name: "getrlimit", Args: args(ArgInt), Results: returnsLimit, Local: true},
 	{Name: "getsid", Args: args(ArgPid), Results: returnsPid, Local: true},
 	{Name: "gettid", Results: returnsPid, Local: true},
 	{Name: "kill", Args: args(ArgPid, ArgInt), Results: returnsInt,
 		Tasklist: sites(plan.KillGroup)}, // kill_something_info: kill_pgrp, and the walk of kill(-1)
+	{Name: "pidfd_open", Args: args(ArgPid, ArgInt), Results: []ResultKind{ResultNewFile}, Local: true},
+	{Name: "pidfd_send_signal", Args: args(ArgFD, ArgInt, ArgInt), Results: returnsInt,
+		Tasklist: sites(plan.KillGroup)}, // kill_pgrp_info, for PIDFD_SIGNAL_PROCESS_GROUP
+	{Name: "poll", Args: args(ArgFD), Results: returnsInt, Local: true},
 	{Name: "prctl", Args: args(ArgInt, ArgInt), Counts: []int{1, 2}, Results: returnsInt, Local: true},
+	{Name: "prlimit", Args: args(ArgPid, ArgInt, ArgInt, ArgInt), Counts: []int{2, 4}, Results: returnsLimit,
+		Local: true, Tasklist: sites(plan.Prlimit)}, // sys_prlimit64, for another process's limits
 	{Name: "ptrace", Args: args(ArgInt, ArgPid, ArgInt, ArgInt), Counts: []int{1, 2, 4}, Results: returnsInt,
 		Blocks: true, Tasklist: sites(plan.PtraceLink, plan.PtraceRequest)}, // ptrace_attach, ptrace_traceme, __ptrace_detach; ptrace_check_attach
 	{Name: "semctl", Args: args(ArgSet, ArgInt, ArgInt, ArgSemArg), Counts: []int{3, 4},
@@ -128,8 +151,8 @@ var callTable = []CallSpec{
 		Tasklist: sites(plan.PrioProcess, plan.PrioPgrp, plan.PrioUser)}, // sys_setpriority
 	{Name: "setresgid", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
 	{Name: "setresuid", Args: args(ArgInt, ArgInt, ArgInt), Results: returnsInt, Local: true},
-	// Linux's do_prlimit has taken tasklist_lock for reading, to check that the task kept its
-	// sighand; the plans model no site for it.
+	// do_prlimit took tasklist_lock for the caller's own limits too from Linux 2.6.36 until a
+	// later release dropped it; the plans leave it out.
 	{Name: "setrlimit", Args: args(ArgInt, ArgInt, ArgInt), Counts: []int{2, 3}, Results: returnsInt, Local: true},
 	{Name: "setsid", Results: returnsPid, Local: true, Tasklist: sites(plan.SetPgid)}, // sys_setsid
 	{Name: "setuid", Args: args(ArgInt), Results: returnsInt, Local: true},
@@ -143,9 +166,11 @@ var callTable = []CallSpec{
 	{Name: "tgkill", Args: args(ArgPid, ArgPid, ArgInt), Results: returnsInt},
 	{Name: "tkill", Args: args(ArgPid, ArgInt), Results: returnsInt},
 	{Name: "unshare", Args: args(ArgInt), Results: returnsInt, Local: true},
+	{Name: "vfork", Results: []ResultKind{ResultNewTask}, Local: true, Blocks: true,
+		Tasklist: sites(plan.CloneLink)}, // copy_process
 	{Name: "wait4", Args: args(ArgPid, ArgInt), Results: returnsWait, Blocks: true,
 		Tasklist: sites(plan.WaitScan, plan.Release)}, // do_wait; release_task of the reaped zombie
-	{Name: "waitid", Args: args(ArgInt, ArgPid, ArgInt), Results: returnsWait, Blocks: true,
+	{Name: "waitid", Args: args(ArgInt, ArgID, ArgInt), Results: returnsWait, Blocks: true,
 		Tasklist: sites(plan.WaitScan, plan.Release)}, // as wait4
 }
 
@@ -173,6 +198,8 @@ func LookupCall(name string) (CallSpec, bool) {
 // count returned and any larger one.
 func (c CallSpec) ArgCounts() []int {
 	switch {
+	case c.Rest != nil && c.RestOptional:
+		return []int{len(c.Args)}
 	case c.Rest != nil:
 		return []int{len(c.Args) + 1}
 	case c.Counts == nil:
@@ -194,14 +221,16 @@ func (c CallSpec) creates() creates {
 		return createsTask
 	case slices.Contains(c.Results, ResultNewSet):
 		return createsSet
+	case slices.Contains(c.Results, ResultNewFile):
+		return createsFile
 	}
 	return createsNothing
 }
 
-// allows reports whether the call takes n arguments.
-func (c CallSpec) allows(n int) bool {
+// Allows reports whether the call takes n arguments.
+func (c CallSpec) Allows(n int) bool {
 	if c.Rest != nil {
-		return n > len(c.Args)
+		return n >= c.ArgCounts()[0]
 	}
 	return slices.Contains(c.ArgCounts(), n)
 }
@@ -236,7 +265,7 @@ func (c CallSpec) Kind(i int) ArgKind {
 // arity describes the counts the call takes, for error messages.
 func (c CallSpec) arity() string {
 	if c.Rest != nil {
-		return fmt.Sprintf("%d or more arguments", len(c.Args)+1)
+		return fmt.Sprintf("%d or more arguments", c.ArgCounts()[0])
 	}
 	counts := c.ArgCounts()
 	switch {
@@ -268,6 +297,10 @@ func (k ArgKind) String() string {
 		return "an integer or a value list"
 	case ArgSigset:
 		return "a signal set [SIGNAME ...]"
+	case ArgFD:
+		return "a pidfd"
+	case ArgID:
+		return "a pid, a task name or, after P_PIDFD, a pidfd"
 	}
 	return "an integer"
 }

@@ -76,8 +76,16 @@ func everyCall() (src string, made []string) {
 			args := make([]string, count)
 			for i := range args {
 				switch c.Kind(i) {
-				case scenario.ArgPid:
+				case scenario.ArgPid, scenario.ArgID:
 					args[i] = "init"
+					if c.Name == "prlimit" {
+						// A CPU limit of 0 on init would kill it, and every task with it.
+						args[i] = actor
+					}
+				case scenario.ArgFD:
+					file := fmt.Sprintf("F%d", n)
+					fmt.Fprintf(&sb, "%s = %s.pidfd_open(init, 0)\n", file, actor)
+					args[i] = file
 				case scenario.ArgSet:
 					set := fmt.Sprintf("S%d", n)
 					fmt.Fprintf(&sb, "%s = %s.semget(IPC_PRIVATE, 1, IPC_CREAT|0600)\n", set, actor)

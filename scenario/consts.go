@@ -68,6 +68,13 @@ func buildConstants() map[string]int64 {
 		"P_ALL":       unix.P_ALL,
 		"P_PID":       unix.P_PID,
 		"P_PGID":      unix.P_PGID,
+		"P_PIDFD":     unix.P_PIDFD,
+
+		"PIDFD_NONBLOCK":             unix.PIDFD_NONBLOCK,
+		"PIDFD_THREAD":               unix.PIDFD_THREAD,
+		"PIDFD_SIGNAL_THREAD":        unix.PIDFD_SIGNAL_THREAD,
+		"PIDFD_SIGNAL_THREAD_GROUP":  unix.PIDFD_SIGNAL_THREAD_GROUP,
+		"PIDFD_SIGNAL_PROCESS_GROUP": unix.PIDFD_SIGNAL_PROCESS_GROUP,
 
 		"PRIO_PROCESS": unix.PRIO_PROCESS,
 		"PRIO_PGRP":    unix.PRIO_PGRP,

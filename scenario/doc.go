@@ -5,13 +5,14 @@
 // The language is a contract, written down in docs/scenario-language.md. In short:
 //
 //	# comment
-//	[NAME =] ACTOR.CALL(ARG, ...) [&] [== EXPECT]
+//	[NAME [, FILE] =] ACTOR.CALL(ARG, ...) [&] [== EXPECT]
 //	join ACTOR [== EXPECT]
 //
-// ACTOR is init or a name bound by an earlier fork, clone or semget. Arguments are integers
-// (decimal, hex, octal with a leading 0), Linux constants joined with |, task names (a pid as
-// the caller sees it), -NAME (a negated pid), semaphore-set names, sembufs {NUM, OP, FLAGS} and
-// value lists [1 2 3]. Integers are 64-bit and reach a call whole, as a register would; the
+// ACTOR is init or a name bound to a task by an earlier fork, vfork, clone or clone3. Arguments
+// are integers (decimal, hex, octal with a leading 0), Linux constants joined with |, task names
+// (a pid as the caller sees it), -NAME (a negated pid), semaphore-set names, pidfd names (the
+// open file, at whatever number the caller's descriptor table has it), sembufs
+// {NUM, OP, FLAGS} and value lists [1 2 3]. Integers are 64-bit and reach a call whole, as a register would; the
 // call keeps what its C parameter holds (the low 32 bits of an int, pid_t or uid_t, all of an
 // unsigned long), so kill(4294967297, 0) is kill(1, 0) on both runners. Every executed
 // statement prints "LINE: SOURCE = RESULT"; a background call (&) prints its result at its
@@ -63,8 +64,11 @@
 // reported on standard error as "FILE:LINE:COL: message", and makes the exit status 1, like a
 // failed expectation; a name it would have bound is unbound too.
 //
-// A name bound by a background call ("B = A.clone(CLONE_VFORK) &") is bound when its join
-// prints the result, because only then does the driver learn what the call created.
+// A task's name bound by a background call ("B = A.clone(CLONE_VFORK) &") stands for the task
+// as soon as the Backend says the call has made it (Backend.Made), so that a vfork child can act
+// while its parent waits; results print the name from the join on, when version 1 bound it. The
+// other names a background call binds are bound when its join prints the result, because only
+// then does the driver learn what the call created.
 //
 // Constants take the values of the Linux headers for the architecture the package is built for,
 // from golang.org/x/sys/unix where it has them. Two values are this package's own choice:

@@ -18,7 +18,7 @@ type named struct {
 // unbound says why.
 type nameState struct {
 	bound   bool
-	set     bool
+	kind    creates
 	ref     int
 	unbound string
 }
@@ -30,7 +30,17 @@ type runner struct {
 	names   map[string]nameState
 	tasks   []named
 	sets    []named
+	files   []named
 	started map[string]bool // actor -> whether its background call reached the Backend
+	// making holds the task names of background calls not yet joined, which stand for their
+	// tasks as soon as the Backend has made them (Backend.Made), by name.
+	making map[string]making
+}
+
+// making is a background call that binds a task's name.
+type making struct {
+	actor TaskRef
+	st    *stmt
 }
 
 // Outcomes runs a parsed script on b, one statement at a time, and yields the outcome of each
@@ -45,9 +55,10 @@ func Outcomes(s *Script, b Backend) iter.Seq[Outcome] {
 		r := &runner{
 			file:    s.file,
 			b:       b,
-			names:   map[string]nameState{"init": {bound: true, ref: int(Init)}},
+			names:   map[string]nameState{"init": {bound: true, kind: createsTask, ref: int(Init)}},
 			tasks:   []named{{name: "init", ref: int(Init)}},
 			started: map[string]bool{},
+			making:  map[string]making{},
 		}
 		for _, st := range s.stmts {
 			var o Outcome
@@ -96,6 +107,7 @@ func (r *runner) outcome(st *stmt) Outcome {
 // call runs a call statement. It has no outcome (ok false) when it started in the background.
 func (r *runner) call(st *stmt) (o Outcome, ok bool) {
 	o = r.outcome(st)
+	r.bindMade()
 	actor, skipped := r.task(st.actor, st.actorPos)
 	var args []Value
 	if skipped == nil {
@@ -116,13 +128,38 @@ func (r *runner) call(st *stmt) (o Outcome, ok bool) {
 			return o, true
 		}
 		r.started[st.actor] = true
+		if st.bind != "" && st.creates == createsTask {
+			r.names[st.bind] = nameState{unbound: fmt.Sprintf("its %s on line %d has made no task yet", st.call, st.line)}
+			r.making[st.bind] = making{actor: actor, st: st}
+		}
 		return o, false
 	}
 	return r.finish(o, st, st, actor, r.b.Do(actor, c)), true
 }
 
+// bindMade binds the name of each task a background call has made by now.
+func (r *runner) bindMade() {
+	for name, m := range r.making {
+		if ref, ok := r.b.Made(m.actor); ok {
+			r.bindTask(name, ref, false)
+			delete(r.making, name)
+		}
+	}
+}
+
+// bindTask binds name to the task ref; with printed, pid results name the task too. A task
+// made in the background is named in results only from its join on, as in version 1, which
+// had no other way to name it: its number is printed until then.
+func (r *runner) bindTask(name string, ref TaskRef, printed bool) {
+	r.names[name] = nameState{bound: true, kind: createsTask, ref: int(ref)}
+	if printed {
+		r.tasks = append(r.tasks, named{name: name, ref: int(ref)})
+	}
+}
+
 func (r *runner) join(st *stmt) Outcome {
 	o := r.outcome(st)
+	r.bindMade()
 	o.Call = st.issued.call
 	started := r.started[st.actor]
 	delete(r.started, st.actor)
@@ -144,15 +181,27 @@ func (r *runner) finish(o Outcome, st, issued *stmt, actor TaskRef, res Result) 
 		return o
 	}
 	if issued.bind != "" {
-		switch {
+		delete(r.making, issued.bind)
+		switch ns := r.names[issued.bind]; {
+		case ns.bound:
+			// A task made in the background, named before its join.
+			r.tasks = append(r.tasks, named{name: issued.bind, ref: ns.ref})
 		case issued.creates == createsTask && res.Kind == ResultNewTask:
-			r.names[issued.bind] = nameState{bound: true, ref: int(res.NewTask)}
-			r.tasks = append(r.tasks, named{name: issued.bind, ref: int(res.NewTask)})
+			r.bindTask(issued.bind, res.NewTask, true)
 		case issued.creates == createsSet && res.Kind == ResultNewSet:
-			r.names[issued.bind] = nameState{bound: true, set: true, ref: int(res.NewSet)}
+			r.names[issued.bind] = nameState{bound: true, kind: createsSet, ref: int(res.NewSet)}
 			r.sets = append(r.sets, named{name: issued.bind, ref: int(res.NewSet)})
+		case issued.creates == createsFile && res.Kind == ResultNewFile:
+			r.bindFile(issued.bind, res.NewFile)
 		default:
-			r.unbind(issued, "failed")
+			r.unbindName(issued.bind, issued, "failed")
+		}
+	}
+	if issued.bindFile != "" {
+		if res.Kind == ResultNewTask && res.HasFile {
+			r.bindFile(issued.bindFile, res.NewFile)
+		} else {
+			r.unbindName(issued.bindFile, issued, "failed")
 		}
 	}
 	o.Text = r.format(actor, res)
@@ -178,12 +227,24 @@ func (r *runner) errAt(pos Position, format string, args ...any) *Error {
 	return &Error{File: pos.File, Line: pos.Line, Col: pos.Col, Msg: fmt.Sprintf(format, args...)}
 }
 
-// unbind records that the name st binds, if any, names nothing because st failed or did not
-// run, so that every later use of the name is refused with that reason.
+func (r *runner) bindFile(name string, ref FileRef) {
+	r.names[name] = nameState{bound: true, kind: createsFile, ref: int(ref)}
+	r.files = append(r.files, named{name: name, ref: int(ref)})
+}
+
+// unbind records that the names st binds, if any, name nothing because st failed or did not
+// run, so that every later use of them is refused with that reason.
 func (r *runner) unbind(st *stmt, why string) {
-	if st.bind != "" {
-		r.names[st.bind] = nameState{unbound: fmt.Sprintf("its %s on line %d %s", st.call, st.line, why)}
+	for _, name := range []string{st.bind, st.bindFile} {
+		if name != "" {
+			delete(r.making, name)
+			r.unbindName(name, st, why)
+		}
 	}
+}
+
+func (r *runner) unbindName(name string, st *stmt, why string) {
+	r.names[name] = nameState{unbound: fmt.Sprintf("its %s on line %d %s", st.call, st.line, why)}
 }
 
 // lookup finds what name stands for now. The parser has made sure that a statement binding it
@@ -217,9 +278,12 @@ func (r *runner) resolve(args []arg) ([]Value, *Error) {
 			if err != nil {
 				return nil, err
 			}
-			if ns.set {
+			switch ns.kind {
+			case createsSet:
 				vals[i] = Value{Kind: ValueSet, Set: SetRef(ns.ref)}
-			} else {
+			case createsFile:
+				vals[i] = Value{Kind: ValueFile, File: FileRef(ns.ref)}
+			default:
 				vals[i] = Value{Kind: ValueTask, Task: TaskRef(ns.ref), Neg: a.neg}
 			}
 		}

@@ -389,3 +389,54 @@ init.getpid()
 		t.Errorf("FatalError = %v", err)
 	}
 }
+
+// A task a background call makes can be named as soon as the backend says it exists (Made),
+// before the join; results print its name only from the join on, as version 1 printed a
+// number there. A pidfd prints as its bound name, and as "pidfd" when no name was bound to
+// it; a limit as SOFT HARD.
+func TestRunVersion2Names(t *testing.T) {
+	out, errOut, status, _ := run(t, `A = init.fork()
+V = A.vfork() &
+V.getppid() == A
+V.getpid() == 3
+join A == V
+V.getpid() == V
+B, P = A.clone(CLONE_PIDFD|SIGCHLD) == B, P
+A.clone(CLONE_PIDFD|SIGCHLD) == 5, pidfd
+Q = A.pidfd_open(B, 0) == Q
+A.pidfd_open(B, 0) == pidfd
+A.close(P) == 0
+A.getrlimit(RLIMIT_NOFILE) == 1024 unlimited
+`)
+	want := lines(
+		"1: A = init.fork() = A",
+		"3: V.getppid() = A",
+		"4: V.getpid() = 3",
+		"5: join A = V",
+		"6: V.getpid() = V",
+		"7: B, P = A.clone(CLONE_PIDFD|SIGCHLD) = B, P",
+		"8: A.clone(CLONE_PIDFD|SIGCHLD) = 5, pidfd",
+		"9: Q = A.pidfd_open(B, 0) = Q",
+		"10: A.pidfd_open(B, 0) = pidfd",
+		"11: A.close(P) = 0",
+		"12: A.getrlimit(RLIMIT_NOFILE) = 1024 unlimited",
+	)
+	checkRun(t, out, errOut, status, want, "", 0)
+}
+
+// A task's name used before its background call has made the task is skipped, with the
+// reason; from the join on it names the task.
+func TestRunNameBeforeTaskExists(t *testing.T) {
+	out, errOut, status, _ := run(t, `A = init.fork()
+B = A.fork() &
+B.getpid()
+join A == B
+B.getpid() == B
+`)
+	want := lines(
+		"1: A = init.fork() = A",
+		"4: join A = B",
+		"5: B.getpid() = B",
+	)
+	checkRun(t, out, errOut, status, want, "t.scn:3:1: B names nothing: its fork on line 2 has made no task yet\n", 1)
+}

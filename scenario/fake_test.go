@@ -19,6 +19,8 @@ type fakeBackend struct {
 	nextPid  []int // namespace -> next pid to hand out
 	sets     []*fakeSet
 	pending  map[TaskRef]Call
+	made     map[TaskRef]TaskRef // the child a background vfork made at its start
+	files    int
 	log      []string
 	closed   bool
 }
@@ -46,6 +48,7 @@ func newFakeBackend() *fakeBackend {
 		nsParent: []int{-1},
 		nextPid:  []int{2},
 		pending:  map[TaskRef]Call{},
+		made:     map[TaskRef]TaskRef{},
 	}
 }
 
@@ -94,7 +97,27 @@ func (b *fakeBackend) do(actor TaskRef, c Call) Result {
 			return errno(unix.EAGAIN)
 		}
 		child := b.newTask(actor, c.Name == "clone" && arg(0)&unix.CLONE_NEWPID != 0)
+		res := Result{Kind: ResultNewTask, NewTask: child, NewPid: b.PidIn(actor, child)}
+		if c.Name == "clone" && arg(0)&unix.CLONE_PIDFD != 0 {
+			res.NewFile, res.HasFile = b.newFile(), true
+		}
+		return res
+	case "vfork":
+		child, ok := b.made[actor]
+		if !ok {
+			child = b.newTask(actor, false)
+		}
+		delete(b.made, actor)
 		return Result{Kind: ResultNewTask, NewTask: child, NewPid: b.PidIn(actor, child)}
+	case "pidfd_open":
+		return Result{Kind: ResultNewFile, NewFile: b.newFile()}
+	case "close":
+		if c.Args[0].Kind != ValueFile {
+			return errno(unix.EBADF)
+		}
+		return Result{Kind: ResultInt}
+	case "getrlimit":
+		return Result{Kind: ResultLimit, Soft: 1024, Hard: ^uint64(0)}
 	case "exit":
 		me.exited, me.code = true, int(arg(0))
 		return Result{Kind: ResultDone}
@@ -211,10 +234,23 @@ func (b *fakeBackend) semctl(actor TaskRef, args []Value) Result {
 	return errno(unix.EINVAL)
 }
 
+func (b *fakeBackend) newFile() FileRef {
+	b.files++
+	return FileRef(b.files)
+}
+
 func (b *fakeBackend) Start(actor TaskRef, c Call) error {
 	b.log = append(b.log, fmt.Sprintf("start %d %s", actor, c.Name))
 	b.pending[actor] = c
+	if c.Name == "vfork" {
+		b.made[actor] = b.newTask(actor, false)
+	}
 	return nil
+}
+
+func (b *fakeBackend) Made(actor TaskRef) (TaskRef, bool) {
+	child, ok := b.made[actor]
+	return child, ok
 }
 
 func (b *fakeBackend) Join(actor TaskRef) Result {

@@ -17,7 +17,14 @@ func (r *runner) format(caller TaskRef, res Result) string {
 	case ResultPid:
 		return r.pidName(caller, res.Pid)
 	case ResultNewTask:
+		if res.HasFile {
+			return r.pidName(caller, res.NewPid) + ", " + r.fileName(res.NewFile)
+		}
 		return r.pidName(caller, res.NewPid)
+	case ResultNewFile:
+		return r.fileName(res.NewFile)
+	case ResultLimit:
+		return limitText(res.Soft) + " " + limitText(res.Hard)
 	case ResultWait:
 		return r.formatWait(caller, res)
 	case ResultList:
@@ -41,6 +48,25 @@ func (r *runner) format(caller TaskRef, res Result) string {
 		return signalName(int(res.Int))
 	}
 	return fmt.Sprintf("invalid result kind %d", res.Kind)
+}
+
+// fileName names a pidfd by the name bound to it, or, for one no name was bound to, as
+// "pidfd": its number depends on the runner's own descriptors.
+func (r *runner) fileName(f FileRef) string {
+	for _, n := range r.files {
+		if n.ref == int(f) {
+			return n.name
+		}
+	}
+	return "pidfd"
+}
+
+// limitText spells one resource limit: RLIM_INFINITY, all ones, as "unlimited".
+func limitText(v uint64) string {
+	if v == ^uint64(0) {
+		return "unlimited"
+	}
+	return strconv.FormatUint(v, 10)
 }
 
 func (r *runner) formatWait(caller TaskRef, res Result) string {

@@ -35,4 +35,5 @@ func (failingBackend) PidIn(viewer, target TaskRef) int { return int(target) + 1
 func (failingBackend) Do(TaskRef, Call) Result          { return errno(unix.ENOSYS) }
 func (failingBackend) Start(TaskRef, Call) error        { return nil }
 func (failingBackend) Join(TaskRef) Result              { return errno(unix.ENOSYS) }
+func (failingBackend) Made(TaskRef) (TaskRef, bool)     { return 0, false }
 func (failingBackend) Close() error                     { return nil }

@@ -3,6 +3,8 @@ package scenario
 import (
 	"fmt"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Error is a problem in a scenario file, at the token that shows it.
@@ -29,6 +31,7 @@ type stmt struct {
 	source     string // what the output line shows: the text before == or a comment, trimmed
 	join       bool
 	bind       string // the NAME of "NAME =", or ""
+	bindFile   string // the FILE of "NAME, FILE =": the pidfd of a clone with CLONE_PIDFD
 	actor      string
 	actorPos   Position
 	call       string
@@ -210,6 +213,10 @@ func (p *parser) parseJoin(st *stmt) *Error {
 		delete(p.later, issued.bind)
 		p.names[issued.bind] = binding{creates: issued.creates, line: issued.line}
 	}
+	if issued.bindFile != "" {
+		delete(p.later, issued.bindFile)
+		p.names[issued.bindFile] = binding{creates: createsFile, line: issued.line}
+	}
 	return p.advance()
 }
 
@@ -219,8 +226,11 @@ func (p *parser) checkActor(t token) *Error {
 		return p.errAt(t, "expected a task name, found %s", t)
 	}
 	if b, ok := p.names[t.text]; ok {
-		if b.creates == createsSet {
+		switch b.creates {
+		case createsSet:
 			return p.errAt(t, "%s is a semaphore set, not a task", echo(t.text))
+		case createsFile:
+			return p.errAt(t, "%s is a pidfd, not a task", echo(t.text))
 		}
 		return nil
 	}
@@ -244,7 +254,7 @@ func (p *parser) parseCall(st *stmt) *Error {
 		if err != nil {
 			return err
 		}
-		if next.kind == tAssign {
+		if next.kind == tAssign || next.kind == tComma {
 			if err := p.parseBinding(st); err != nil {
 				return err
 			}
@@ -275,8 +285,12 @@ func (p *parser) parseCall(st *stmt) *Error {
 	}
 	st.call, st.callPos, st.creates = name.text, p.pos(name), spec.creates()
 	if st.bind != "" && spec.creates() == createsNothing {
-		return p.errAt(name, "%s creates nothing to bind to %s; only fork, clone and semget do",
+		return p.errAt(name, "%s creates nothing to bind to %s; only fork, vfork, clone, clone3, semget and pidfd_open do",
 			name.text, echo(st.bind))
+	}
+	if st.bindFile != "" && !spec.ClonesPidfd {
+		return p.errAt(name, "%s opens no pidfd to bind to %s; only clone and clone3 with CLONE_PIDFD do",
+			name.text, echo(st.bindFile))
 	}
 	if err := p.advance(); err != nil {
 		return err
@@ -284,27 +298,76 @@ func (p *parser) parseCall(st *stmt) *Error {
 	if err := p.parseArgs(st, spec); err != nil {
 		return err
 	}
+	if spec.ClonesPidfd && st.args[0].val&unix.CLONE_INTO_CGROUP != 0 {
+		return &Error{File: p.file, Line: st.args[0].pos.Line, Col: st.args[0].pos.Col,
+			Msg: fmt.Sprintf("%s: CLONE_INTO_CGROUP takes a cgroup descriptor, which the language cannot name", st.call)}
+	}
+	if st.bindFile != "" && st.args[0].val&unix.CLONE_PIDFD == 0 {
+		return &Error{File: p.file, Line: st.args[0].pos.Line, Col: st.args[0].pos.Col,
+			Msg: fmt.Sprintf("%s opens no pidfd to bind to %s without CLONE_PIDFD", st.call, echo(st.bindFile))}
+	}
 	if p.tok.kind == tAmp {
 		st.background = true
 		p.pending[st.actor] = st
-		if st.bind != "" {
-			p.later[st.bind] = st.actor
-		}
+		p.bindLater(st)
 		return p.advance()
 	}
-	if st.bind != "" {
-		p.names[st.bind] = binding{creates: spec.creates(), line: st.line}
-	}
+	p.bind(st)
 	return nil
 }
 
-// parseBinding reads "NAME =" into st.
+// bind makes the names st binds known from the next line on.
+func (p *parser) bind(st *stmt) {
+	if st.bind != "" {
+		p.names[st.bind] = binding{creates: st.creates, line: st.line}
+	}
+	if st.bindFile != "" {
+		p.names[st.bindFile] = binding{creates: createsFile, line: st.line}
+	}
+}
+
+// bindLater makes the names a background call binds known: a task's at once, since the task
+// may be named as soon as it exists (a vfork child, while its parent waits), the others at
+// the call's join.
+func (p *parser) bindLater(st *stmt) {
+	if st.bind != "" && st.creates == createsTask {
+		p.names[st.bind] = binding{creates: createsTask, line: st.line}
+	} else if st.bind != "" {
+		p.later[st.bind] = st.actor
+	}
+	if st.bindFile != "" {
+		p.later[st.bindFile] = st.actor
+	}
+}
+
+// parseBinding reads "NAME =" or "NAME, FILE =" into st.
 func (p *parser) parseBinding(st *stmt) *Error {
 	if err := p.checkBindable(p.tok); err != nil {
 		return err
 	}
 	st.bind = p.tok.text
 	if err := p.advance(); err != nil {
+		return err
+	}
+	if p.tok.kind == tComma {
+		if err := p.advance(); err != nil {
+			return err
+		}
+		t := p.tok
+		if t.kind != tIdent {
+			return p.errAt(t, "expected a name for the pidfd, found %s", t)
+		}
+		if err := p.checkBindable(t); err != nil {
+			return err
+		}
+		if t.text == st.bind {
+			return p.errAt(t, "%s is bound twice on this line", echo(t.text))
+		}
+		st.bindFile = t.text
+		if err := p.advance(); err != nil {
+			return err
+		}
+		_, err := p.expect(tAssign)
 		return err
 	}
 	return p.advance()

@@ -98,7 +98,32 @@ func TestParseErrors(t *testing.T) {
 		{"binding join", "join = init.fork()", "t.scn:1:1: join is a keyword and cannot be bound"},
 		{"binding constant", "WALL = init.fork()", "t.scn:1:1: WALL is a constant and cannot be bound"},
 		{"binding what creates nothing", "X = init.getpid()",
-			"t.scn:1:10: getpid creates nothing to bind to X; only fork, clone and semget do"},
+			"t.scn:1:10: getpid creates nothing to bind to X; only fork, vfork, clone, clone3, semget and pidfd_open do"},
+		{"pidfd of a call that opens none", "A, P = init.fork()",
+			"t.scn:1:13: fork opens no pidfd to bind to P; only clone and clone3 with CLONE_PIDFD do"},
+		{"pidfd without CLONE_PIDFD", "A, P = init.clone(SIGCHLD)",
+			"t.scn:1:19: clone opens no pidfd to bind to P without CLONE_PIDFD"},
+		{"pidfd named twice", "A, A = init.clone(CLONE_PIDFD)", "t.scn:1:4: A is bound twice on this line"},
+		{"pidfd binding not a name", "A, 3 = init.clone(CLONE_PIDFD)",
+			"t.scn:1:4: expected a name for the pidfd, found 3"},
+		{"pidfd binding without =", "A, P init.clone(CLONE_PIDFD)", "t.scn:1:6: expected '=', found init"},
+		{"pidfd as actor", "P = init.pidfd_open(init, 0)\nP.getpid()", "t.scn:2:1: P is a pidfd, not a task"},
+		{"pidfd as a pid", "P = init.pidfd_open(init, 0)\ninit.kill(P, 0)",
+			"t.scn:2:11: argument 1 of kill must be a pid or task name, not pidfd P"},
+		{"task as a pidfd", "A = init.fork()\ninit.close(A)", "t.scn:2:12: argument 1 of close must be a pidfd, not task A"},
+		{"number as a pidfd", "init.poll(3)", "t.scn:1:11: argument 1 of poll must be a pidfd, not an integer"},
+		{"negated pidfd", "P = init.pidfd_open(init, 0)\ninit.close(-P)", "t.scn:2:12: argument 1 of close must be a pidfd, not pidfd -P"},
+		{"P_PIDFD with a task", "A = init.fork()\ninit.waitid(P_PIDFD, A, WEXITED)",
+			"t.scn:2:22: argument 2 of waitid must be a pidfd after P_PIDFD"},
+		{"P_PIDFD with a number", "init.waitid(P_PIDFD, 3, WEXITED)",
+			"t.scn:1:22: argument 2 of waitid must be a pidfd after P_PIDFD"},
+		{"pidfd with P_PID", "P = init.pidfd_open(init, 0)\ninit.waitid(P_PID, P, WEXITED)",
+			"t.scn:2:20: argument 2 of waitid may be a pidfd only after P_PIDFD"},
+		{"background pidfd used before join", "A = init.fork()\nB, P = A.clone(CLONE_PIDFD|CLONE_VFORK|SIGCHLD) &\ninit.close(P)",
+			"t.scn:3:12: unknown constant or unbound name P before join A"},
+		{"CLONE_INTO_CGROUP", "init.clone3(CLONE_INTO_CGROUP, SIGCHLD)",
+			"t.scn:1:13: clone3: CLONE_INTO_CGROUP takes a cgroup descriptor, which the language cannot name"},
+		{"clone3 with one argument", "init.clone3(0)", "t.scn:1:14: clone3 takes 2 or more arguments, got 1"},
 		{"join with nothing", "join init", "t.scn:1:6: join init: nothing in the background"},
 		{"join twice", "init.semop(1, {0, -1, 0}) &\njoin init\njoin init",
 			"t.scn:3:6: join init: nothing in the background"},
@@ -108,12 +133,12 @@ func TestParseErrors(t *testing.T) {
 			"t.scn:3:8: expected end of line, found B"},
 		{"call while in background", "A = init.fork()\nA.semop(1, {0, -1, 0}) &\nA.getpid()",
 			"t.scn:3:1: A has a call in the background since line 2; join A first"},
-		{"background binding used as actor", "A = init.fork()\nB = A.fork() &\nB.getpid()",
-			"t.scn:3:1: actor B is not bound before join A"},
-		{"background binding used as argument", "A = init.fork()\nB = A.fork() &\ninit.kill(B, 9)",
-			"t.scn:3:11: unknown constant or unbound name B before join A"},
-		{"background binding bound twice", "A = init.fork()\nB = A.fork() &\nB = init.fork()",
-			"t.scn:3:1: B is already bound by the background call of A on line 2"},
+		{"background set used as argument", "A = init.fork()\nS = A.semget(IPC_PRIVATE, 1, 0) &\ninit.semctl(S, 0, GETVAL)",
+			"t.scn:3:13: unknown constant or unbound name S before join A"},
+		{"background set bound twice", "A = init.fork()\nS = A.semget(IPC_PRIVATE, 1, 0) &\nS = init.fork()",
+			"t.scn:3:1: S is already bound by the background call of A on line 2"},
+		{"background task bound twice", "A = init.fork()\nB = A.vfork() &\nB = init.fork()",
+			"t.scn:3:1: B is already bound on line 2"},
 		{"binding after error line", "A = init.fork()\nB = A.fork( # oops",
 			"t.scn:2:13: expected a number or constant, found end of line"},
 		{"first error wins", "init.frok()\ninit.bad()", "t.scn:1:6: unknown call frok"},
@@ -174,6 +199,22 @@ init.waitid(P_PID, A, WEXITED|__WALL) == A killed SIGKILL
 		"comments and blank lines":         "\n# only a comment\n   \ninit.getpid() # trailing\n\t\n",
 		"empty":                            "",
 		"expectation on a background call": "A = init.fork()\nA.kill(A, 0) & == 0\njoin A == 0\n",
+		"version 2": `A = init.fork()
+V = A.vfork() &
+V.getppid() == A
+init.kill(V, SIGKILL)
+join A == V
+B, P = A.clone(CLONE_PIDFD|SIGCHLD)
+C, Q = A.clone3(CLONE_PIDFD, SIGCHLD, 5)
+R = A.pidfd_open(B, PIDFD_NONBLOCK|PIDFD_THREAD)
+A.pidfd_send_signal(P, SIGKILL, PIDFD_SIGNAL_PROCESS_GROUP)
+A.waitid(P_PIDFD, R, WEXITED|WNOHANG)
+A.poll(Q) == 1
+A.close(Q)
+A.prlimit(B, RLIMIT_CORE) == 0 unlimited
+A.prlimit(0, RLIMIT_CORE, 1, RLIM_INFINITY)
+A.getrlimit(RLIMIT_NOFILE)
+`,
 	}
 	for name, src := range srcs {
 		t.Run(name, func(t *testing.T) {

@@ -21,7 +21,8 @@ var genCommand = command{
 Writes --n files, OUT/AREA-SEED.scn for the consecutive seeds from --seed, each a random
 scenario of the area (exec: exec × threads × ptrace; wait: wait selectors × reparenting;
 creds: credentials × limits; sem: semaphores × signals; mixed; killrace: sleeping calls
-× kills that come out of the same step as their news), bounded in size and written
+× kills that come out of the same step as their news; pidfd: vfork, clone3, pidfds and
+prlimit × exits, exec and ptrace), bounded in size and written
 to avoid races the runners cannot order. Each file is checked to parse. The same area and
 seed always give the same file. Compare them with tasklist diff:
 

@@ -2,7 +2,6 @@ package scengen
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +23,7 @@ const (
 	formSet                   // a semaphore set's name
 	formSembuf                // {NUM, OP, FLAGS}
 	formList                  // [V ...], semctl's value list
+	formFile                  // a pidfd's name
 )
 
 // arg is one argument of a call.
@@ -48,6 +48,9 @@ func group(name string) arg { return arg{formTask, "-" + name} }
 // set is a semaphore set given by name.
 func set(s semSet) arg { return arg{formSet, s.name} }
 
+// file is a pidfd given by name.
+func file(f *pfile) arg { return arg{formFile, f.name} }
+
 // sembuf is one semaphore operation.
 func sembuf(num, op int, flags string) arg {
 	return arg{formSembuf, fmt.Sprintf("{%d, %d, %s}", num, op, flags)}
@@ -68,6 +71,10 @@ func accepts(k scenario.ArgKind, f argForm) bool {
 	switch k {
 	case scenario.ArgPid:
 		return f == formConst || f == formTask
+	case scenario.ArgID:
+		return f == formConst || f == formTask || f == formFile
+	case scenario.ArgFD:
+		return f == formFile
 	case scenario.ArgSet:
 		return f == formConst || f == formSet
 	case scenario.ArgSembuf:
@@ -86,7 +93,7 @@ func callText(name string, args ...arg) string {
 	if !ok {
 		panic("scengen: the scenario language has no call " + name)
 	}
-	if n := len(args); spec.Rest == nil && !slices.Contains(spec.ArgCounts(), n) || spec.Rest != nil && n <= len(spec.Args) {
+	if n := len(args); !spec.Allows(n) {
 		panic(fmt.Sprintf("scengen: %s takes %v arguments, not %d", name, spec.ArgCounts(), n))
 	}
 	texts := make([]string, len(args))
@@ -110,8 +117,16 @@ func (g *gen) bind(bound string, t *task, name string, args ...arg) {
 }
 
 // background issues t's call name(args), which may block, in the background; kind is what
-// it waits for ("wait", "sem", "exec").
+// it waits for ("wait", "sem", "exec", "vfork").
 func (g *gen) background(t *task, kind, name string, args ...arg) {
-	g.emit("%s.%s &", t.name, callText(name, args...))
+	g.bindBackground("", t, kind, name, args...)
+}
+
+// bindBackground is background with "bound = " before the call when bound is not empty.
+func (g *gen) bindBackground(bound string, t *task, kind, name string, args ...arg) {
+	if bound != "" {
+		bound += " = "
+	}
+	g.emit("%s%s.%s &", bound, t.name, callText(name, args...))
 	t.bg, t.poked = kind, false
 }

@@ -36,7 +36,7 @@ const (
 )
 
 // Areas are the kinds of scenario the generator makes, each weighting its own set of moves.
-var Areas = []string{"exec", "wait", "creds", "sem", "signals", "mixed", "killrace"}
+var Areas = []string{"exec", "wait", "creds", "sem", "signals", "mixed", "killrace", "pidfd"}
 
 // Generate returns the text of a scenario for area, fully determined by seed.
 func Generate(area string, seed uint64) (string, error) {
@@ -53,6 +53,9 @@ func Generate(area string, seed uint64) (string, error) {
 	}
 	if area == "sem" || area == "signals" || area == "mixed" {
 		g.newSet()
+	}
+	if area == "pidfd" {
+		startPidfd(g)
 	}
 	for range 1 + g.rng.IntN(2) {
 		mvFork(g)
@@ -109,6 +112,10 @@ type task struct {
 	// traced (PTRACE_O_TRACEFORK, TRACECLONE); traceExec one that stops at exec; exitKill
 	// one its tracer's exit kills (PTRACE_O_EXITKILL).
 	traceNew, traceExec, exitKill bool
+	// files is the task's descriptor table, shared with the tasks made with CLONE_FILES;
+	// vforkParent, for a vfork child, the task that waits for it to exit or exec.
+	files       fileSet
+	vforkParent *task
 }
 
 // proc is the generator's picture of a process.
@@ -122,11 +129,13 @@ type proc struct {
 	// each thread's children reach their new parent as that thread exits, in an order the
 	// threads' exits, which Linux does not order, decide.
 	forker *task
+	// locksHard bounds the process's hard RLIMIT_LOCKS from below (the pidfd area).
+	locksHard int
 }
 
 func newGen(seed uint64) *gen {
 	g := &gen{rng: rand.New(rand.NewPCG(seed, 0x5ce9))}
-	init := &task{name: "init"}
+	init := &task{name: "init", files: fileSet{}}
 	init.proc = &proc{leader: init, threads: []*task{init}, pgrp: "init"}
 	g.tasks = []*task{init}
 	return g

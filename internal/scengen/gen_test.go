@@ -122,11 +122,13 @@ func checkProcessRules(t *testing.T, name, src string) {
 			}
 			continue
 		}
+		bound, _, _ = strings.Cut(bound, ", ") // a task and its pidfd
 		actor, rest, _ := strings.Cut(call, ".")
 		switch {
 		case strings.Contains(rest, "CLONE_THREAD"):
 			procOf[bound] = procOf[actor]
-		case strings.HasPrefix(rest, "fork(") || strings.HasPrefix(rest, "clone("):
+		case strings.HasPrefix(rest, "fork(") || strings.HasPrefix(rest, "vfork(") ||
+			strings.HasPrefix(rest, "clone(") || strings.HasPrefix(rest, "clone3("):
 			procOf[bound] = bound
 			parent := actor
 			if strings.Contains(rest, "CLONE_PARENT") {

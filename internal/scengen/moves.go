@@ -40,7 +40,9 @@ var areaMoves = map[string][]move{
 		{4, mvAttach}, {3, mvTracerWait}, {3, mvPtraceRequest}, {3, mvResume}, {3, mvSetuid},
 		{2, mvRlimit}, {3, mvSemopNowait}, {3, mvSemopBlock}, {2, mvSemctl}, {1, mvSemTimed},
 		{1, mvPdeath}, {1, mvPrio}, {2, mvSigmask}, {1, mvSigpending}, {1, mvSigwait}, {1, mvTkill},
+		{1, mvPdeath}, {1, mvPrio}, {1, mvVfork}, {1, mvPidfdOpen}, {1, mvPidfdSignal},
 	},
+	"pidfd": pidfdMoves,
 }
 
 // exitSignals are the exit signals of cloned children: none is fatal by default, since a parent
@@ -70,10 +72,8 @@ func mvFork(g *gen) {
 	}
 	g.bind(name, p, call, args...)
 	c := &task{name: name}
-	parent.proc.forker = parent
-	c.proc = &proc{leader: c, threads: []*task{c}, parent: parent, pgrp: p.proc.pgrp}
-	g.tasks = append(g.tasks, c)
-	g.traceEvent(p, c)
+	newProc(c, p, parent)
+	g.made(p, c, false, false)
 }
 
 // mayParent reports whether thread t may have a child: it is the only thread of its process
@@ -94,10 +94,7 @@ func mvThread(g *gen) {
 		flags += "|CLONE_SYSVSEM"
 	}
 	g.bind(name, p, "clone", constant(flags))
-	t := &task{name: name, proc: p.proc}
-	p.proc.threads = append(p.proc.threads, t)
-	g.tasks = append(g.tasks, t)
-	g.traceEvent(p, t)
+	g.made(p, &task{name: name}, true, false)
 }
 
 func mvExit(g *gen) {
@@ -189,13 +186,7 @@ func mvWaitBlock(g *gen) {
 var killSignals = []string{"SIGKILL", "SIGSTOP", "SIGCONT", "SIGCONT", "SIGTERM", "SIGUSR1", "SIGCHLD",
 	"SIGTSTP", "SIGURG", "0"}
 
-// mvKill sends a signal to a task, its process group, or with tgkill to one thread. A stop
-// signal never goes to the sender's own process: which of its threads takes it, and so whether
-// the sender stops before its call returns, is a race on Linux; nor does a traced task send
-// signals, as the SIGCHLD its child's stop or death sends back may stop it before its call
-// returns, or not. Nor does a signal go where its death could come back to the sender while
-// its call returns (racesWithSender), nor a fatal signal where its effect comes back to the
-// sender while its call returns (killRaces).
+// mvKill sends a signal to a task, its process group, or with tgkill to one thread.
 func mvKill(g *gen) {
 	from := g.actor(func(t *task) bool { return t.tracer == nil })
 	to := pick(g, g.live())
@@ -203,32 +194,78 @@ func mvKill(g *gen) {
 		return
 	}
 	sig := pick(g, killSignals)
-	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
-	hitsProc := func(o *task) bool { return o.proc == to.proc }
-	hitsGroup := func(o *task) bool { return o.proc.pgrp == to.proc.pgrp }
 	switch n := g.rng.IntN(10); {
-	case stop && to.proc == from.proc, g.racesWithSender(from.proc, to.proc):
-		return
 	case n < 6:
-		if !g.killRaces(from, sig, hitsProc) {
+		if g.mayKill(from, to, sig, toProcess) {
 			g.call(from, "kill", named(to.name), constant(sig))
-			g.signalSent(to.proc, sig)
+			g.killed(to, sig, toProcess)
 		}
-	case n < 8 && to.proc.pgrp != "init" && !(stop && from.proc.pgrp == to.proc.pgrp) &&
-		!g.killRaces(from, sig, hitsGroup) &&
-		!slices.ContainsFunc(g.live(), func(o *task) bool {
-			return o.proc.pgrp == to.proc.pgrp && g.racesWithSender(from.proc, o.proc)
-		}):
-		g.call(from, "kill", group(to.proc.pgrp), constant(sig))
-		for _, o := range g.live() {
-			if o.proc.leader == o && o.proc.pgrp == to.proc.pgrp {
-				g.signalSent(o.proc, sig)
-			}
+	case n < 8:
+		if g.mayKill(from, to, sig, toGroup) {
+			g.call(from, "kill", group(to.proc.pgrp), constant(sig))
+			g.killed(to, sig, toGroup)
 		}
 	default:
-		if !g.killRaces(from, sig, hitsProc) {
+		if g.mayKill(from, to, sig, toThread) {
 			g.call(from, "tgkill", named(to.proc.leader.name), named(to.name), constant(sig))
-			g.signalSent(to.proc, sig)
+			g.killed(to, sig, toThread)
+		}
+	}
+}
+
+// A signal's scope: to's process, the process group it is in, or to alone.
+type scope int
+
+const (
+	toProcess scope = iota
+	toGroup
+	toThread
+)
+
+// mayKill reports whether from may send sig to to's process, group or thread with Linux
+// giving one answer. A stop signal never goes to the sender's own process: which of its
+// threads takes it, and so whether the sender stops before its call returns, is a race on
+// Linux; nor does a traced task send signals, as the SIGCHLD its child's stop or death sends
+// back may stop it before its call returns, or not. Nor does a signal go where its death could
+// come back to the sender while its call returns (racesWithSender), nor a fatal signal where
+// its effect comes back to the sender while its call returns (killRaces); nor to init's
+// process group.
+func (g *gen) mayKill(from, to *task, sig string, s scope) bool {
+	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
+	hitsProc := func(o *task) bool { return o.proc == to.proc }
+	switch {
+	case from.tracer != nil, stop && to.proc == from.proc, g.racesWithSender(from.proc, to.proc):
+		return false
+	case s != toGroup:
+		return !g.killRaces(from, sig, hitsProc)
+	}
+	return g.mayKillGroup(from, to.proc.pgrp, sig)
+}
+
+// mayKillGroup is mayKill for the process group pgrp.
+func (g *gen) mayKillGroup(from *task, pgrp, sig string) bool {
+	stop := sig == "SIGSTOP" || sig == "SIGTSTP"
+	return from.tracer == nil && pgrp != "init" && !(stop && from.proc.pgrp == pgrp) &&
+		!g.killRaces(from, sig, func(o *task) bool { return o.proc.pgrp == pgrp }) &&
+		!slices.ContainsFunc(g.live(), func(o *task) bool {
+			return o.proc.pgrp == pgrp && g.racesWithSender(from.proc, o.proc)
+		})
+}
+
+// killed updates the picture after sig went to to's process, group or thread.
+func (g *gen) killed(to *task, sig string, s scope) {
+	if s != toGroup {
+		g.signalSent(to.proc, sig)
+		return
+	}
+	g.killedGroup(to.proc.pgrp, sig)
+}
+
+// killedGroup updates the picture after sig went to the process group pgrp.
+func (g *gen) killedGroup(pgrp, sig string) {
+	for _, o := range g.live() {
+		if o.proc.leader == o && o.proc.pgrp == pgrp {
+			g.signalSent(o.proc, sig)
 		}
 	}
 }

@@ -160,6 +160,10 @@ func mvExec(g *gen) {
 		t.proc.forker = t // the other threads' children pass to it as they die
 	}
 	t.proc.threads = []*task{t}
+	t.files = fileSet{} // a table of its own, its pidfds closed
+	if v := t.vforkParent; v != nil {
+		v.poked, t.vforkParent = true, nil
+	}
 	if t.tracer != nil {
 		t.held = true
 	}

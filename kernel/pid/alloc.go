@@ -332,3 +332,35 @@ func (a *Allocator[T]) SetMax(max int) error {
 
 // Max returns the space's pid_max.
 func (s *Space) Max() int { return int(s.max.Load()) }
+
+// AllocAt takes the number nr, which the caller has checked to be in
+// [1, pid_max), and publishes v, which must not be nil, for it: alloc_pid's
+// idr_alloc(nr, nr+1) for a number that clone3's set_tid chooses. The
+// cursor's position does not move, so cyclic allocation goes on where it
+// was and skips nr while it is taken; its lap count does, so that the
+// allocation's sequence number, the cursor's new value, is larger than
+// every earlier one, as Alloc's is. Errors: EEXIST when nr is taken;
+// ENOMEM when allocation has been disabled, once nr has been published and
+// taken back, as Alloc does.
+func (a *Allocator[T]) AllocAt(nr int, v *T) (seq uint64, err error) {
+	s := a.space
+	groups := *s.used.Load()
+	if nr <= 0 || nr >= len(groups)*groupNumbers {
+		return 0, syscall.EEXIST
+	}
+	slot := slotOf(groups, nr)
+	if !slot.set() {
+		return 0, syscall.EEXIST
+	}
+	a.table.store(nr, v)
+	if a.disabled.Load() {
+		a.table.store(nr, nil)
+		slot.clear()
+		return 0, syscall.ENOMEM
+	}
+	slot.line.count.Add(1)
+	if a.shared {
+		a.count.Add(1)
+	}
+	return s.cursor.Add(1 << posBits), nil
+}

@@ -42,9 +42,10 @@ func (f fixed) PidIn(viewer, target scenario.TaskRef) int { return 0 }
 func (f fixed) Do(scenario.TaskRef, scenario.Call) scenario.Result {
 	return f.res
 }
-func (f fixed) Start(scenario.TaskRef, scenario.Call) error { return nil }
-func (f fixed) Join(scenario.TaskRef) scenario.Result       { return f.res }
-func (f fixed) Close() error                                { return nil }
+func (f fixed) Start(scenario.TaskRef, scenario.Call) error    { return nil }
+func (f fixed) Join(scenario.TaskRef) scenario.Result          { return f.res }
+func (f fixed) Made(scenario.TaskRef) (scenario.TaskRef, bool) { return 0, false }
+func (f fixed) Close() error                                   { return nil }
 
 func backend(r scenario.Result) scenario.NewBackend {
 	return func() (scenario.Backend, error) { return fixed{r}, nil }

@@ -35,6 +35,7 @@ type Backend struct {
 	hellos  *helloBoard
 	tasks   []*task
 	sets    []int // SetRef -> semaphore set id
+	files   []int // FileRef -> the runner's descriptor of the pidfd (files.go)
 	release chan struct{}
 	sigs    chan os.Signal
 	closed  chan struct{}
@@ -211,6 +212,7 @@ func (b *Backend) Close() error {
 		t.closeStat()
 	}
 	b.hellos.closeAll()
+	b.closeFiles()
 	if b.told {
 		return nil
 	}

@@ -23,20 +23,28 @@ type agentCall struct {
 // (scenario.Calls); TestAgentCallsCoverTheCallTable holds the two to each other, and
 // TestAgentServesEveryCall the agent's own command list (agent.c) to both.
 var agentCalls = map[string]agentCall{
-	"clone":       {encodeClone, decodeCreated},
-	"execve":      {plainArgs, decodeExecve},
-	"exit":        {plainArgs, decodeDone},
-	"exit_group":  {plainArgs, decodeDone},
-	"fork":        {plainArgs, decodeCreated},
-	"getpgid":     {plainArgs, decodePid},
-	"getpgrp":     {plainArgs, decodePid},
-	"getpid":      {plainArgs, decodePid},
-	"getppid":     {plainArgs, decodePid},
-	"getpriority": {plainArgs, decodeNice},
-	"getsid":      {plainArgs, decodePid},
-	"gettid":      {plainArgs, decodePid},
-	"kill":        {plainArgs, decodeInt},
-	"prctl":       {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1)} }, decodeInt},
+	"clone":             {encodeClone, decodeCreated},
+	"clone3":            {plainArgs, decodeCreated},
+	"close":             {plainArgs, decodeInt},
+	"execve":            {plainArgs, decodeExecve},
+	"exit":              {plainArgs, decodeDone},
+	"exit_group":        {plainArgs, decodeDone},
+	"fork":              {plainArgs, decodeCreated},
+	"getpgid":           {plainArgs, decodePid},
+	"getpgrp":           {plainArgs, decodePid},
+	"getpid":            {plainArgs, decodePid},
+	"getppid":           {plainArgs, decodePid},
+	"getpriority":       {plainArgs, decodeNice},
+	"getrlimit":         {plainArgs, decodeLimit},
+	"getsid":            {plainArgs, decodePid},
+	"gettid":            {plainArgs, decodePid},
+	"kill":              {plainArgs, decodeInt},
+	"pidfd_open":        {plainArgs, decodeOpened},
+	"pidfd_send_signal": {plainArgs, decodeInt},
+	"poll":              {plainArgs, decodeInt},
+	"prctl":             {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1)} }, decodeInt},
+	"prlimit": {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), a.given(2), a.word(2), a.word(3)} },
+		decodeLimit},
 	"ptrace": {func(a callArgs) []int64 { return []int64{a.word(0), a.word(1), a.word(2), a.word(3)} },
 		decodeInt},
 	"semctl":      {encodeSemctl, decodeSemctl},
@@ -63,6 +71,7 @@ var agentCalls = map[string]agentCall{
 	"unshare":      {plainArgs, decodeInt},
 	"wait4":        {plainArgs, decodeWait4},
 	"waitid":       {plainArgs, decodeWaitid},
+	"vfork":        {plainArgs, decodeCreated},
 }
 
 // callArgs are a call's arguments as the agent gets them.
@@ -72,8 +81,9 @@ type callArgs struct {
 	c     scenario.Call
 }
 
-// word is argument i as a word: a task is its pid as the actor sees it, a set its id, and an
-// argument the call was not given 0.
+// word is argument i as a word: a task is its pid as the actor sees it, a set its id, a pidfd
+// the number it is open at in the actor's table (one open nowhere when it is not there), and
+// an argument the call was not given 0.
 func (a callArgs) word(i int) int64 {
 	if i >= len(a.c.Args) {
 		return 0
@@ -85,6 +95,8 @@ func (a callArgs) word(i int) int64 {
 		return sigsetWord(v.List)
 	case scenario.ValueTask:
 		return int64(v.Pid(a.b, a.actor))
+	case scenario.ValueFile:
+		return int64(a.b.fdIn(a.b.tasks[a.actor], v.File))
 	default:
 		return v.Int
 	}
@@ -114,6 +126,11 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, erro
 	if !ok || !known {
 		return nil, fmt.Errorf("unknown call %s", c.Name)
 	}
+	if n := len(c.Args) - 2; c.Name == "clone3" && n > 0 {
+		if levels := b.childLevels(b.tasks[actor], uint64(c.Args[0].Int)); n > levels {
+			return nil, scenario.SetTIDBeyondInit(n, levels)
+		}
+	}
 	w := append([]int64{int64(op)}, call.encode(callArgs{b, actor, c})...)
 	if len(w) > maxWords {
 		return nil, fmt.Errorf("%s: %d words of arguments do not fit in the runner's message (%d at most)", c.Name, len(w), maxWords)
@@ -121,18 +138,14 @@ func (b *Backend) encode(actor scenario.TaskRef, c scenario.Call) ([]int64, erro
 	return w, nil
 }
 
-// encodeClone uses legacy clone(2), which takes the exit signal in the flags' low byte and only
-// 32 bits of flags, and clone3 only for what clone(2) cannot say.
+// encodeClone gives the flags, the exit signal and 1 for clone(2), 0 for clone3, as
+// scenario.CloneCall decides.
 func encodeClone(a callArgs) []int64 {
-	flags, sig := uint64(a.word(0)), a.word(0)&0xff
-	if a.given(1) == 1 {
-		sig = a.word(1)
+	flags, sig, clone3 := scenario.CloneCall(a.c.Args)
+	if clone3 {
+		return []int64{int64(flags), sig, 0}
 	}
-	legacy := flags>>32 == 0 && (a.given(1) == 0 || flags&0xff == 0 && sig >= 0 && sig <= 0xff)
-	if legacy {
-		return []int64{int64(flags &^ 0xff), sig, 1}
-	}
-	return []int64{int64(flags&^0xff | flags&0xff*uint64(a.given(1))), sig, 0}
+	return []int64{int64(flags &^ 0xff), sig, 1}
 }
 
 // encodeSemop gives the set, the timeout of a semtimedop and the sembufs. More sembufs than a
@@ -242,6 +255,20 @@ func decodeCreated(b *Backend, t *task, _ scenario.Call, m message) (scenario.Re
 	return b.created(t, int(m.words[0]), m)
 }
 
+// decodeOpened keeps the runner's descriptor of the pidfd the call opened, which names it.
+func decodeOpened(b *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	if len(m.fds) != 1 {
+		closeFds(m)
+		return scenario.Result{}, fmt.Errorf("pidfd_open: the agent passed %d descriptors of the pidfd, not 1", len(m.fds))
+	}
+	return scenario.Result{Kind: scenario.ResultNewFile, NewFile: b.keepFile(m.fds[0])}, nil
+}
+
+// decodeLimit reads the limits that follow the return value.
+func decodeLimit(_ *Backend, _ *task, _ scenario.Call, m message) (scenario.Result, error) {
+	return scenario.Result{Kind: scenario.ResultLimit, Soft: uint64(m.words[1]), Hard: uint64(m.words[2])}, nil
+}
+
 // decodeExecve follows a non-leader that took its leader's tid: the reply carries the tid
 // the caller has now.
 func decodeExecve(b *Backend, t *task, c scenario.Call, m message) (scenario.Result, error) {
@@ -341,14 +368,20 @@ func waitInfo(w []int64) scenario.Result {
 // gone.
 func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, error) {
 	tid := 0
-	for _, fd := range m.fds {
+	fds := m.fds
+	var cloned *scenario.FileRef // the pidfd CLONE_PIDFD opened, the last descriptor passed
+	if len(m.words) > 2 && m.words[2] >= 0 && len(fds) > 0 {
+		f := b.keepFile(fds[len(fds)-1])
+		cloned, fds = &f, fds[:len(fds)-1]
+	}
+	for _, fd := range fds {
 		if tid == 0 {
 			tid, _ = pidfdTid(fd)
 		}
 		unix.Close(fd)
 	}
 	released := len(m.words) > 1 && m.words[1] == -int64(unix.ESRCH)
-	pidfd := len(m.fds) > 0 || released
+	pidfd := len(fds) > 0 || released
 	level := len(creator.ns) - 1
 	var id identity
 	var err error
@@ -366,8 +399,23 @@ func (b *Backend) created(creator *task, pid int, m message) (scenario.Result, e
 		id = identity{nspid: make([]int, level+1), ns: append([]uint64{}, creator.ns...)}
 		id.nspid[level] = pid
 	}
-	b.tasks = append(b.tasks, &task{identity: id, gone: err != nil})
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: scenario.TaskRef(len(b.tasks) - 1), NewPid: pid}, nil
+	res := scenario.Result{Kind: scenario.ResultNewTask, NewTask: b.record(id, err != nil), NewPid: pid}
+	if cloned != nil {
+		res.NewFile, res.HasFile = *cloned, true
+	}
+	return res, nil
+}
+
+// record returns the task the runner knows as id, recording it if it is new: a child named
+// while its vfork parent waited (Made) is recorded before the clone returns.
+func (b *Backend) record(id identity, gone bool) scenario.TaskRef {
+	for ref, t := range b.tasks {
+		if id.tid != 0 && t.tid == id.tid && t.start == id.start {
+			return scenario.TaskRef(ref)
+		}
+	}
+	b.tasks = append(b.tasks, &task{identity: id, gone: gone})
+	return scenario.TaskRef(len(b.tasks) - 1)
 }
 
 // findHello finds the new task whose pid at level, in namespace ns, is pid among those that

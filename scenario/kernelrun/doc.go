@@ -18,7 +18,10 @@
 // C library's errno and locks are not theirs to use, and what is measured is the kernel.
 // HANDLER installs a handler that returns at once; signal() is rt_sigaction with no flags
 // (no SA_RESTART), like sigaction(SIG, KIND, 0). clone(FLAGS) is clone(2) unless the flags do
-// not fit its 32 bits or the exit signal cannot go in their low byte; then it is clone3.
+// not fit its 32 bits or the exit signal cannot go in their low byte; then it is clone3
+// (scenario.CloneCall). vfork is vfork(2), whose child the agent moves onto a stack of its own
+// at once, as it does a clone child; clone3 gets a set_tid array and a CLONE_PIDFD slot of its
+// own, apart from CLONE_PARENT_SETTID's.
 // execve re-executes the agent (/proc/self/exe) with the number of its socket, and the new
 // image resumes serving on it. SETALL's value list is an array that ends where an
 // inaccessible page begins, so a list shorter than the set fails with EFAULT (as in the
@@ -46,6 +49,18 @@
 // (CLONE_VFORK). The creator's reply carries a pidfd of the child (PIDFD_THREAD for threads),
 // from which the runner learns the child's tid even when the child starts stopped and cannot
 // say hello yet; the socket is then claimed when the child is first given a command.
+//
+// A pidfd is named by its open file (files.go): the agent passes the runner every pidfd a call
+// opens (pidfd_open, CLONE_PIDFD) as SCM_RIGHTS, the runner keeps that descriptor of the same
+// file, and a call that names the pidfd gets the number at which the caller's table has it,
+// found by comparing the file with each of the caller's descriptors (kcmp KCMP_FILE); a table
+// that does not hold it gets a number open nowhere. A child with a table of its own closes the
+// sockets it inherited, and keeps its pidfds, as fork does.
+//
+// A task a background call made is found before the call returns (Made): from the reply if it
+// came, else as the one task the runner does not know among the actor's children (or its
+// process's threads for CLONE_THREAD, its parent's children for CLONE_PARENT); its record is
+// the one the reply names later.
 //
 // Pids print as names through PidIn: for every task the runner reads NSpid from
 // /proc/TID/status (its pid at each level from the runner's namespace down) and the inode of

@@ -13,9 +13,10 @@ import (
 )
 
 // call is one call being made on the model: the task making it, the name that task goes by,
-// and the call with its arguments.
+// the call with its arguments, and its record, which a call that creates a task fills in.
 type call struct {
 	b     *Backend
+	bg    *background
 	t     *kernel.Task
 	actor scenario.TaskRef
 	c     scenario.Call
@@ -43,24 +44,89 @@ func (m call) sigset(i int) kernel.SigSet {
 	return set
 }
 
+// fd is argument i, a pidfd, as the number it is open at in the caller's table, or a number
+// open nowhere when the caller's table does not hold it (EBADF). Any other argument is an int.
+func (m call) fd(i int) int {
+	v := m.c.Args[i]
+	if v.Kind != scenario.ValueFile {
+		return m.arg(i)
+	}
+	m.b.mu.Lock() // for files
+	f := m.b.files[v.File]
+	m.b.mu.Unlock()
+	if fd, ok := m.t.FDOf(f); ok {
+		return fd
+	}
+	return kernel.NoFD
+}
+
+// opened names the pidfd open at fd in the caller's table.
+func (m call) opened(fd int) scenario.FileRef {
+	m.b.mu.Lock() // for files
+	defer m.b.mu.Unlock()
+	m.b.files = append(m.b.files, m.t.Pidfd(fd))
+	return scenario.FileRef(len(m.b.files) - 1)
+}
+
+// clone makes clone, clone3 or vfork with args: clone3 for clone3, clone(2) otherwise. The
+// result carries the pidfd CLONE_PIDFD opened. A set_tid entry for a namespace above the
+// scenario's init is refused (scenario.SetTIDBeyondInit).
+func (m call) clone(args kernel.CloneArgs, clone3 bool) scenario.Result {
+	if n := len(args.SetTID); n > 0 {
+		levels := m.t.ChildNamespace().Level() - m.b.task(scenario.Init).Namespace().Level() + 1
+		if args.Flags&unix.CLONE_NEWPID != 0 {
+			levels++
+		}
+		if n > levels {
+			return scenario.Result{Kind: scenario.ResultFatal, Err: scenario.SetTIDBeyondInit(n, levels)}
+		}
+	}
+	var pidfd int // clone(2) writes it to parent_tid
+	args.Pidfd = &pidfd
+	res := m.b.created(m.bg, m.t, func(made func(*kernel.Task)) (*kernel.Task, error) {
+		args.Created = made
+		if clone3 {
+			return m.t.Clone3(args)
+		}
+		return m.t.Clone(args)
+	})
+	if res.Kind == scenario.ResultNewTask && args.Flags&unix.CLONE_PIDFD != 0 {
+		res.NewFile, res.HasFile = m.opened(pidfd), true
+	}
+	return res
+}
+
+// limit is a resource limit read or replaced.
+func limit(lim kernel.RLimit, err error) scenario.Result {
+	if err != nil {
+		return errno(err)
+	}
+	return scenario.Result{Kind: scenario.ResultLimit, Soft: lim.Cur, Hard: lim.Max}
+}
+
 // handlers makes each call of the language on the model, keyed by the call table
 // (scenario.Calls); TestHandlersCoverTheCallTable holds the two to each other.
 var handlers = map[string]func(m call) scenario.Result{
 	"clone": func(m call) scenario.Result {
-		flags := uint64(m.word(0))
-		sig := flags & 0xff
-		if len(m.c.Args) > 1 {
-			sig |= uint64(m.word(1))
+		flags, sig, clone3 := scenario.CloneCall(m.c.Args)
+		if !clone3 {
+			sig &= 0xff
 		}
-		return m.b.created(m.t, func() (*kernel.Task, error) {
-			return m.t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
-		})
+		return m.clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig)}, clone3)
 	},
+	"clone3": func(m call) scenario.Result {
+		args := kernel.CloneArgs{Flags: uint64(m.word(0)), ExitSignal: int(m.word(1))}
+		for i := 2; i < len(m.c.Args); i++ {
+			args.SetTID = append(args.SetTID, int32(m.word(i))) // pid_t
+		}
+		return m.clone(args, true)
+	},
+	"close":      func(m call) scenario.Result { return zero(m.t.Close(m.fd(0))) },
 	"execve":     func(m call) scenario.Result { return m.b.execve(m.t, m.actor) },
 	"exit":       func(m call) scenario.Result { return done(m.t.Exit(m.arg(0))) },
 	"exit_group": func(m call) scenario.Result { return done(m.t.ExitGroup(m.arg(0))) },
 	"fork": func(m call) scenario.Result {
-		return m.b.created(m.t, func() (*kernel.Task, error) { return m.t.Fork() })
+		return m.clone(kernel.CloneArgs{ExitSignal: int(unix.SIGCHLD)}, false)
 	},
 	"getpgid": func(m call) scenario.Result { return pid(m.t.Getpgid(m.arg(0))) },
 	"getpgrp": func(m call) scenario.Result { return pid(m.t.Getpgrp(), nil) },
@@ -73,10 +139,38 @@ var handlers = map[string]func(m call) scenario.Result{
 		}
 		return scenario.Result{Kind: scenario.ResultInt, Int: int64(20 - prio)}
 	},
-	"getsid": func(m call) scenario.Result { return pid(m.t.Getsid(m.arg(0))) },
-	"gettid": func(m call) scenario.Result { return pid(m.t.Gettid(), nil) },
-	"kill":   func(m call) scenario.Result { return zero(m.t.Kill(m.arg(0), m.arg(1))) },
-	"prctl":  func(m call) scenario.Result { return prctl(m.t, m.c.Args) },
+	"getrlimit": func(m call) scenario.Result { return limit(m.t.Getrlimit(int(uint32(m.word(0))))) },
+	"getsid":    func(m call) scenario.Result { return pid(m.t.Getsid(m.arg(0))) },
+	"gettid":    func(m call) scenario.Result { return pid(m.t.Gettid(), nil) },
+	"kill":      func(m call) scenario.Result { return zero(m.t.Kill(m.arg(0), m.arg(1))) },
+	"pidfd_open": func(m call) scenario.Result {
+		fd, err := m.t.PidfdOpen(m.arg(0), m.bits(1))
+		if err != nil {
+			return errno(err)
+		}
+		return scenario.Result{Kind: scenario.ResultNewFile, NewFile: m.opened(fd)}
+	},
+	"pidfd_send_signal": func(m call) scenario.Result {
+		return zero(m.t.PidfdSendSignal(m.fd(0), m.arg(1), m.bits(2)))
+	},
+	"poll": func(m call) scenario.Result {
+		readable, err := m.t.Poll(m.fd(0))
+		if err != nil {
+			return errno(err)
+		}
+		if readable {
+			return scenario.Result{Kind: scenario.ResultInt, Int: 1}
+		}
+		return scenario.Result{Kind: scenario.ResultInt}
+	},
+	"prctl": func(m call) scenario.Result { return prctl(m.t, m.c.Args) },
+	"prlimit": func(m call) scenario.Result {
+		var lim *kernel.RLimit
+		if len(m.c.Args) == 4 {
+			lim = &kernel.RLimit{Cur: uint64(m.word(2)), Max: uint64(m.word(3))}
+		}
+		return limit(m.t.Prlimit(m.arg(0), int(uint32(m.word(1))), lim))
+	},
 	"ptrace": func(m call) scenario.Result {
 		var target int
 		var addr, data uint64
@@ -133,6 +227,9 @@ var handlers = map[string]func(m call) scenario.Result{
 	"tgkill":  func(m call) scenario.Result { return zero(m.t.Tgkill(m.arg(0), m.arg(1), m.arg(2))) },
 	"tkill":   func(m call) scenario.Result { return zero(m.t.Tkill(m.arg(0), m.arg(1))) },
 	"unshare": func(m call) scenario.Result { return zero(m.t.Unshare(uint64(m.word(0)))) },
+	"vfork": func(m call) scenario.Result {
+		return m.clone(kernel.CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)}, false)
+	},
 	"wait4": func(m call) scenario.Result {
 		r, err := m.t.Wait4(m.b.ctx, m.arg(0), m.bits(1))
 		if r.Code == kernel.CLDTrapped {
@@ -141,18 +238,18 @@ var handlers = map[string]func(m call) scenario.Result{
 		return waited(r, err)
 	},
 	"waitid": func(m call) scenario.Result {
-		r, err := m.t.Waitid(m.b.ctx, m.arg(0), m.arg(1), m.bits(2))
+		r, err := m.t.Waitid(m.b.ctx, m.arg(0), m.fd(1), m.bits(2))
 		return waited(r, err)
 	},
 }
 
 // dispatch makes one call on the model.
-func (b *Backend) dispatch(t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
+func (b *Backend) dispatch(bg *background, t *kernel.Task, actor scenario.TaskRef, c scenario.Call) scenario.Result {
 	h, ok := handlers[c.Name]
 	if !ok {
 		return errno(unix.ENOSYS)
 	}
-	return h(call{b: b, t: t, actor: actor, c: c})
+	return h(call{b: b, bg: bg, t: t, actor: actor, c: c})
 }
 
 // setrlimit is prlimit64 on the caller, whose resource is an unsigned int.

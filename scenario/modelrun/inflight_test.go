@@ -10,14 +10,14 @@ import (
 
 // A vfork child is known while its parent's clone waits for it: it can make
 // calls, and its exec lets the clone return with the same task (A16, vfork).
-func TestCreatedBeforeJoin(t *testing.T) {
+func TestMadeBeforeJoin(t *testing.T) {
 	b, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if _, ok := b.Created(scenario.Init); ok {
-		t.Fatal("Created reports a task with no call in the background")
+	if _, ok := b.Made(scenario.Init); ok {
+		t.Fatal("Made reports a task with no call in the background")
 	}
 	vfork := scenario.Call{Name: "clone", Args: []scenario.Value{{Int: unix.CLONE_VM | unix.CLONE_VFORK | int64(unix.SIGCHLD)}}}
 	if err := b.Start(scenario.Init, vfork); err != nil {
@@ -26,7 +26,7 @@ func TestCreatedBeforeJoin(t *testing.T) {
 	if b.Returned(scenario.Init) {
 		t.Fatal("the vfork returned before its child exec'd")
 	}
-	child, ok := b.Created(scenario.Init)
+	child, ok := b.Made(scenario.Init)
 	if !ok {
 		t.Fatal("the vfork child is not found while its parent waits")
 	}
@@ -40,23 +40,23 @@ func TestCreatedBeforeJoin(t *testing.T) {
 		t.Fatal("the vfork has not returned after its child's exec")
 	}
 	res := b.Join(scenario.Init)
-	if res.Kind != scenario.ResultNewTask || b.Task(res.NewTask) != b.Task(child) {
+	if res.Kind != scenario.ResultNewTask || res.NewTask != child {
 		t.Fatalf("join = %+v, not the task found before it", res)
 	}
-	// Once returned, Created answers from the result, with the join's name.
+	// Once returned, Made answers from the result, with the join's name.
 	if err := b.Start(scenario.Init, scenario.Call{Name: "fork"}); err != nil {
 		t.Fatal(err)
 	}
-	forked, ok := b.Created(scenario.Init)
+	forked, ok := b.Made(scenario.Init)
 	res = b.Join(scenario.Init)
 	if !ok || res.Kind != scenario.ResultNewTask || forked != res.NewTask {
-		t.Fatalf("fork: Created = %d %v, join = %+v", forked, ok, res)
+		t.Fatalf("fork: Made = %d %v, join = %+v", forked, ok, res)
 	}
 }
 
 // Two vforks in flight, one by the other's sibling: each finds its own child, not its
 // parent's (a child of its parent would be a CLONE_PARENT child).
-func TestCreatedTwoVforks(t *testing.T) {
+func TestMadeTwoVforks(t *testing.T) {
 	b, err := New()
 	if err != nil {
 		t.Fatal(err)
@@ -70,11 +70,11 @@ func TestCreatedTwoVforks(t *testing.T) {
 	if err := b.Start(a, vfork); err != nil {
 		t.Fatal(err)
 	}
-	ca, ok := b.Created(a)
+	ca, ok := b.Made(a)
 	if !ok || b.Task(ca).Parent() != b.Task(a) {
 		t.Fatalf("a's vfork child: %d %v", ca, ok)
 	}
-	ci, ok := b.Created(scenario.Init)
+	ci, ok := b.Made(scenario.Init)
 	if !ok || b.Task(ci).Parent() != b.Task(scenario.Init) {
 		t.Fatalf("init's vfork child: %d %v", ci, ok)
 	}

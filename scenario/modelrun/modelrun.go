@@ -51,7 +51,9 @@ type Backend struct {
 	tasks []*kernel.Task
 	// sets holds the id of each set a semget returned, by SetRef.
 	sets []int
-	bg   map[scenario.TaskRef]*background
+	// files holds each pidfd a call opened, by FileRef.
+	files []*kernel.Pidfd
+	bg    map[scenario.TaskRef]*background
 	// stuck holds, per task, a joined call that was blocked with nothing
 	// else able to run; the task takes no other call until it completes.
 	stuck map[scenario.TaskRef]*background
@@ -88,6 +90,14 @@ type background struct {
 	// refused marks a call answered without being made: its task was
 	// stuck or its name stood for no task.
 	refused bool
+	// made is the task the call has created, once it has (a vfork
+	// child while its parent waits), and madePid its pid in the
+	// caller's namespace then, which the call returns even when a thread
+	// of the child's has taken it meanwhile (exec); guarded by the
+	// backend's mu.
+	made    scenario.TaskRef
+	madePid int
+	hasMade bool
 }
 
 // New returns a backend whose init is ready, on a model with tasklist's
@@ -184,7 +194,7 @@ func (b *Backend) start(actor scenario.TaskRef, c scenario.Call, foreground bool
 		return
 	}
 	b.worker(actor) <- func() {
-		bg.res = b.call(actor, c, foreground)
+		bg.res = b.call(bg, actor, c, foreground)
 		close(bg.done)
 	}
 	// Handed back once the call has returned, or its task sleeps in it
@@ -317,7 +327,7 @@ func (b *Backend) worker(actor scenario.TaskRef) chan<- func() {
 // call that leaves its task stopped returns, only once the task runs
 // again; in the foreground the kernel runner gives up on its reply
 // (EDEADLK).
-func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
+func (b *Backend) call(bg *background, actor scenario.TaskRef, c scenario.Call, foreground bool) scenario.Result {
 	t := b.task(actor)
 	switch {
 	case t.Exited():
@@ -331,7 +341,7 @@ func (b *Backend) call(actor scenario.TaskRef, c scenario.Call, foreground bool)
 			return scenario.Result{Kind: scenario.ResultDone}
 		}
 	}
-	res := b.dispatch(t, actor, c)
+	res := b.dispatch(bg, t, actor, c)
 	b.k.Quiesce()
 	if t.Stopped() && foreground {
 		// Stopped by a signal it sent itself, or by a ptrace trap (its
@@ -379,17 +389,37 @@ func (b *Backend) execve(t *kernel.Task, actor scenario.TaskRef) scenario.Result
 	return scenario.Result{Kind: scenario.ResultInt}
 }
 
-// created binds the task a fork or clone made.
-func (b *Backend) created(caller *kernel.Task, make func() (*kernel.Task, error)) scenario.Result {
-	child, err := make()
+// created binds the task a fork or clone made: make calls its made
+// argument with the child as soon as the child exists, which may be long
+// before the call returns (a vfork), so that the child can be named then
+// (Made).
+func (b *Backend) created(bg *background, caller *kernel.Task, make func(made func(*kernel.Task)) (*kernel.Task, error)) scenario.Result {
+	_, err := make(func(child *kernel.Task) { b.made(bg, caller, child) })
 	if err != nil {
 		return errno(err)
 	}
-	b.mu.Lock() // for tasks
+	b.mu.Lock() // for bg.made
+	defer b.mu.Unlock()
+	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: bg.made, NewPid: bg.madePid}
+}
+
+// made records child, which bg's call by caller has just created.
+func (b *Backend) made(bg *background, caller, child *kernel.Task) {
+	b.mu.Lock() // for tasks and bg.made
+	defer b.mu.Unlock()
 	b.tasks = append(b.tasks, child)
-	ref := scenario.TaskRef(len(b.tasks) - 1)
-	b.mu.Unlock()
-	return scenario.Result{Kind: scenario.ResultNewTask, NewTask: ref, NewPid: child.PIDIn(caller.Namespace())}
+	bg.made, bg.madePid, bg.hasMade = scenario.TaskRef(len(b.tasks)-1), child.PIDIn(caller.Namespace()), true
+}
+
+// Made implements scenario.Backend.
+func (b *Backend) Made(actor scenario.TaskRef) (scenario.TaskRef, bool) {
+	bg := b.bg[actor]
+	if bg == nil {
+		return 0, false
+	}
+	b.mu.Lock() // for bg.made
+	defer b.mu.Unlock()
+	return bg.made, bg.hasMade
 }
 
 // task returns the task ref names.

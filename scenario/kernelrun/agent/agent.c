@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <poll.h>
+#include <sys/stat.h>
 
 #if !defined(__x86_64__)
 #error "the tasklist kernel agent supports only x86_64 (raw clone and sigreturn are written for it)"
@@ -149,28 +151,35 @@ static long host_tid(void)
 	return parse_long(p);
 }
 
-// send_msg sends words as one message on fd, with fd_to_pass as SCM_RIGHTS when it is >= 0.
-static void send_msg(int fd, int64_t *words, int n, int fd_to_pass)
+// send_fds sends words as one message on fd, with the nfds descriptors of pass as SCM_RIGHTS.
+static void send_fds(int fd, int64_t *words, int n, const int *pass, int nfds)
 {
 	struct iovec iov = {words, (size_t)n * sizeof(int64_t)};
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {0};
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
-	if (fd_to_pass >= 0) {
+	if (nfds > 0) {
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof u.buf;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		*(int *)CMSG_DATA(c) = fd_to_pass;
+		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		for (int i = 0; i < nfds; i++)
+			((int *)CMSG_DATA(c))[i] = pass[i];
 	}
 	while (S3(SYS_sendmsg, fd, &mh, MSG_NOSIGNAL) == -EINTR)
 		;
+}
+
+// send_msg sends words as one message on fd, with fd_to_pass as SCM_RIGHTS when it is >= 0.
+static void send_msg(int fd, int64_t *words, int n, int fd_to_pass)
+{
+	send_fds(fd, words, n, &fd_to_pass, fd_to_pass >= 0);
 }
 
 static void reply(int fd, long ret)
@@ -186,27 +195,64 @@ struct start {
 	int ctl, parent_ctl, runner_end, files_shared;
 };
 
+// close_sockets closes every socket of a private table but keep: the sockets of the tasks
+// whose table this is a copy of. The scenario's pidfds stay open, as fork keeps them.
+static void close_sockets(int keep)
+{
+	enum { MAX_FDS = 4096 };
+	int fds[MAX_FDS], n = 0;
+	char buf[4096];
+	int dir = (int)S3(SYS_openat, AT_FDCWD, "/proc/thread-self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	for (;;) {
+		long got = S3(SYS_getdents64, dir, buf, sizeof buf);
+		if (got <= 0)
+			break;
+		for (long off = 0; off < got;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+			if (d->name[0] >= '0' && d->name[0] <= '9' && n < MAX_FDS)
+				fds[n++] = (int)parse_long(d->name);
+			off += d->reclen;
+		}
+	}
+	S1(SYS_close, dir);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		if (fds[i] > 2 && fds[i] != keep && fds[i] != dir && S2(SYS_fstat, fds[i], &st) == 0 &&
+		    S_ISSOCK(st.st_mode))
+			S1(SYS_close, fds[i]);
+	}
+}
+
 static int child_main(void *p)
 {
 	struct start s = *(struct start *)p;
 	int64_t hello[2] = {MSG_HELLO, host_tid()};
 	send_msg(s.parent_ctl, hello, 2, s.runner_end);
-	if (s.files_shared) {
+	if (s.files_shared)
 		S1(SYS_close, s.runner_end);
-	} else {
-		// A private table keeps only stdio and the task's own socket.
-		if (s.ctl > 3)
-			S3(SYS_close_range, 3, s.ctl - 1, 0);
-		S3(SYS_close_range, s.ctl + 1, ~0U, 0);
-	}
+	else
+		close_sockets(s.ctl);
 	loop(s.ctl);
 }
 
-// do_clone makes a child that serves commands on a new socket. The child says hello on the
-// parent's socket, passing the runner's end, because the parent may be unable to reply for a
-// long time (CLONE_VFORK); the parent's reply carries a pidfd so that the runner can learn the
-// child's pids even when the child starts stopped and cannot say hello yet.
-static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
+// The ways do_clone makes a child.
+enum { BY_CLONE3, BY_CLONE, BY_VFORK };
+
+// do_clone makes a child that serves commands on a new socket, with clone3 (and set_tid's n
+// entries), clone(2) or vfork(2). The child says hello on the parent's socket, passing the
+// runner's end, because the parent may be unable to reply for a long time (CLONE_VFORK); the
+// parent's reply carries a pidfd so that the runner can learn the child's pids even when the
+// child starts stopped and cannot say hello yet, and the pidfd CLONE_PIDFD opened, which stays
+// open in the caller's table.
+static void do_clone(int ctl, uint64_t flags, long exit_signal, int by, const int64_t *set_tid, long n)
 {
 	int sv[2];
 	long r = S4(SYS_socketpair, AF_UNIX, SOCK_SEQPACKET, 0, sv);
@@ -222,8 +268,10 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 		return;
 	}
 	// The low page holds what the kernel writes for CLONE_PARENT_SETTID, CLONE_CHILD_SETTID,
-	// CLONE_CHILD_CLEARTID and CLONE_PIDFD; the child's stack grows down from the top.
-	int *ptid = (int *)stack, *ctid = (int *)(stack + 64);
+	// CLONE_CHILD_CLEARTID and clone3's CLONE_PIDFD, and clone3's set_tid; the child's stack
+	// grows down from the top.
+	int *ptid = (int *)stack, *ctid = (int *)(stack + 64), *pidfd3 = (int *)(stack + 128);
+	int *tids = (int *)(stack + 192);
 	uint64_t *top = (uint64_t *)(stack + STACK_SIZE - 256);
 	struct start *st = (struct start *)(stack + STACK_SIZE - 128);
 	st->ctl = sv[1];
@@ -231,23 +279,32 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 	st->runner_end = sv[0];
 	st->files_shared = (flags & CLONE_FILES) != 0;
 	*ptid = -1;
+	*pidfd3 = -1;
 	unsigned long tls = 0;
 	if (flags & CLONE_SETTLS) // keep the thread pointer everyone already shares
 		S2(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &tls);
 	long pid;
-	if (legacy) {
+	if (by == BY_VFORK) {
+		pid = raw_clone(SYS_vfork, 0, 0, 0, 0, 0, child_main, st, top);
+	} else if (by == BY_CLONE) {
 		pid = raw_clone(SYS_clone, (long)(flags | (uint64_t)exit_signal), (long)top, (long)ptid, (long)ctid,
 				(long)tls, child_main, st, top);
 	} else {
 		struct clone_args3 ca = {0};
 		ca.flags = flags;
-		ca.pidfd = (uint64_t)ptid;
+		ca.pidfd = (uint64_t)pidfd3;
 		ca.child_tid = (uint64_t)ctid;
 		ca.parent_tid = (uint64_t)ptid;
 		ca.exit_signal = (uint64_t)exit_signal;
 		ca.stack = (uint64_t)stack;
 		ca.stack_size = (uint64_t)((char *)top - stack);
 		ca.tls = tls;
+		for (long i = 0; i < n; i++)
+			tids[i] = (int)set_tid[i];
+		if (n > 0) {
+			ca.set_tid = (uint64_t)tids;
+			ca.set_tid_size = (uint64_t)n;
+		}
 		pid = raw_clone(435 /* clone3 */, (long)&ca, sizeof ca, 0, 0, 0, child_main, st, top);
 	}
 	if (pid < 0) {
@@ -257,8 +314,9 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 		reply(ctl, pid);
 		return;
 	}
-	if ((flags & CLONE_PIDFD) && *ptid >= 0)
-		S1(SYS_close, *ptid);
+	int cloned = -1; // the pidfd CLONE_PIDFD opened
+	if (flags & CLONE_PIDFD)
+		cloned = by == BY_CLONE ? *ptid : *pidfd3;
 	if (!(flags & CLONE_FILES)) {
 		S1(SYS_close, sv[0]);
 		S1(SYS_close, sv[1]);
@@ -266,9 +324,16 @@ static void do_clone(int ctl, uint64_t flags, long exit_signal, int legacy)
 	// The reply's second word is 0 with a pidfd, or pidfd_open's error: ESRCH says the child
 	// was released before the call returned (reaped by a thread of the caller's process or
 	// its tracer, or at once for a parent that ignores SIGCHLD), so it may never say hello.
+	// The third is the number CLONE_PIDFD's pidfd has in the caller's table, -1 without one;
+	// the runner gets that pidfd as the second descriptor.
 	long pidfd = S2(SYS_pidfd_open, pid, (flags & CLONE_THREAD) ? PIDFD_THREAD_FLAG : 0);
-	int64_t m[3] = {MSG_REPLY, pid, pidfd >= 0 ? 0 : pidfd};
-	send_msg(ctl, m, 3, pidfd >= 0 ? (int)pidfd : -1);
+	int64_t m[4] = {MSG_REPLY, pid, pidfd >= 0 ? 0 : pidfd, cloned};
+	int pass[2], npass = 0;
+	if (pidfd >= 0)
+		pass[npass++] = (int)pidfd;
+	if (cloned >= 0)
+		pass[npass++] = cloned;
+	send_fds(ctl, m, 4, pass, npass);
 	if (pidfd >= 0)
 		S1(SYS_close, pidfd);
 }
@@ -327,6 +392,15 @@ static long do_ptrace(long req, long pid, long addr, long data)
 	if (req == 0x4204) // GETREGSET
 		data = (long)&iov;
 	return S4(SYS_ptrace, req, pid, addr, data);
+}
+
+// do_prlimit replies with the old limits after the return value; with has_new it sets them too.
+static void do_prlimit(int ctl, long pid, long res, long has_new, long soft, long hard)
+{
+	struct rlimit lim = {(rlim_t)soft, (rlim_t)hard}, old = {0, 0};
+	long r = S4(SYS_prlimit64, pid, res, has_new ? &lim : 0, &old);
+	int64_t m[4] = {MSG_REPLY, r, (int64_t)old.rlim_cur, (int64_t)old.rlim_max};
+	send_msg(ctl, m, 4, -1);
 }
 
 static long do_setrlimit(long res, long soft, long hard, long has_hard)
@@ -490,16 +564,73 @@ RETURNS(semget, S3(SYS_semget, a[0], a[1], a[2]))
 RETURNS(semop, do_semop(a, n))
 RETURNS(unshare, S1(SYS_unshare, a[0]))
 
+RETURNS(pidfd_send_signal, S4(SYS_pidfd_send_signal, a[0], a[1], 0, a[2]))
+RETURNS(close, S1(SYS_close, a[0]))
+
 static void cmd_fork(int ctl, const int64_t *a, int n)
 {
 	(void)a, (void)n;
-	do_clone(ctl, 0, SIGCHLD, 1);
+	do_clone(ctl, 0, SIGCHLD, BY_CLONE, 0, 0);
 }
 
+static void cmd_vfork(int ctl, const int64_t *a, int n)
+{
+	(void)a, (void)n;
+	do_clone(ctl, CLONE_VM | CLONE_VFORK, SIGCHLD, BY_VFORK, 0, 0);
+}
+
+// cmd_clone gets the flags, the exit signal and whether clone(2) makes the call, else clone3.
 static void cmd_clone(int ctl, const int64_t *a, int n)
 {
 	(void)n;
-	do_clone(ctl, (uint64_t)a[0], a[1], (int)a[2]);
+	do_clone(ctl, (uint64_t)a[0], a[1], a[2] ? BY_CLONE : BY_CLONE3, 0, 0);
+}
+
+// cmd_clone3 gets the flags, the exit signal and set_tid's entries.
+static void cmd_clone3(int ctl, const int64_t *a, int n)
+{
+	long tids = n - 2;
+	if (tids < 0 || tids > 32) {
+		reply(ctl, -22);
+		return;
+	}
+	do_clone(ctl, (uint64_t)a[0], a[1], BY_CLONE3, a + 2, tids);
+}
+
+// cmd_pidfd_open passes the runner the pidfd it opened, which the runner holds to know it by.
+static void cmd_pidfd_open(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	long fd = S2(SYS_pidfd_open, a[0], a[1]);
+	int64_t m[2] = {MSG_REPLY, fd};
+	send_msg(ctl, m, 2, fd >= 0 ? (int)fd : -1);
+}
+
+// cmd_poll polls one descriptor for POLLIN without waiting: 1 or 0, or EBADF (POLLNVAL) for
+// a descriptor that is not open.
+static void cmd_poll(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	struct pollfd p = {(int)a[0], POLLIN, 0};
+	long r = S3(SYS_poll, &p, 1, 0);
+	if (r >= 0 && (p.revents & POLLNVAL))
+		r = -EBADF;
+	reply(ctl, r);
+}
+
+static void cmd_prlimit(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	do_prlimit(ctl, a[0], a[1], a[2], a[3], a[4]);
+}
+
+static void cmd_getrlimit(int ctl, const int64_t *a, int n)
+{
+	(void)n;
+	struct rlimit old = {0, 0};
+	long r = S2(SYS_getrlimit, a[0], &old);
+	int64_t m[4] = {MSG_REPLY, r, (int64_t)old.rlim_cur, (int64_t)old.rlim_max};
+	send_msg(ctl, m, 4, -1);
 }
 
 // cmd_exit and cmd_exit_group reply only if the call returned after all.
@@ -570,6 +701,8 @@ static void cmd_waitid(int ctl, const int64_t *a, int n)
 // entry here and that every entry is a call's.
 static const handler handlers[] = {
 	[OP_CLONE] = cmd_clone,
+	[OP_CLONE3] = cmd_clone3,
+	[OP_CLOSE] = cmd_close,
 	[OP_EXECVE] = cmd_execve,
 	[OP_EXIT] = cmd_exit,
 	[OP_EXIT_GROUP] = cmd_exit_group,
@@ -579,10 +712,15 @@ static const handler handlers[] = {
 	[OP_GETPID] = cmd_getpid,
 	[OP_GETPPID] = cmd_getppid,
 	[OP_GETPRIORITY] = cmd_getpriority,
+	[OP_GETRLIMIT] = cmd_getrlimit,
 	[OP_GETSID] = cmd_getsid,
 	[OP_GETTID] = cmd_gettid,
 	[OP_KILL] = cmd_kill,
+	[OP_PIDFD_OPEN] = cmd_pidfd_open,
+	[OP_PIDFD_SEND_SIGNAL] = cmd_pidfd_send_signal,
+	[OP_POLL] = cmd_poll,
 	[OP_PRCTL] = cmd_prctl,
+	[OP_PRLIMIT] = cmd_prlimit,
 	[OP_PTRACE] = cmd_ptrace,
 	[OP_SEMCTL] = do_semctl,
 	[OP_SEMGET] = cmd_semget,
@@ -605,6 +743,7 @@ static const handler handlers[] = {
 	[OP_TGKILL] = cmd_tgkill,
 	[OP_TKILL] = cmd_tkill,
 	[OP_UNSHARE] = cmd_unshare,
+	[OP_VFORK] = cmd_vfork,
 	[OP_WAIT4] = cmd_wait4,
 	[OP_WAITID] = cmd_waitid,
 };

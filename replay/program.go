@@ -26,16 +26,14 @@ type Program struct {
 	ops []progOp
 	// calls counts the ops that are calls of the trace: what one pass replays.
 	calls int
-	// sets counts the semaphore sets the replay named.
-	sets int
+	// sets and files count the semaphore sets and the pidfds the replay named.
+	sets, files int
 }
 
 // progSlot is one task of a Program.
 type progSlot struct {
 	// ops are its ops' indexes, in order.
 	ops []int32
-	// creator is the op whose call created the task; -1 for init.
-	creator int32
 }
 
 // opKind says what an op does.
@@ -113,7 +111,7 @@ func Compile(file string, h Header, events []Event) (*Program, error) {
 		return nil, &SyntaxError{File: file, Line: 1, Msg: "no calls to replay"}
 	}
 	rec := &recorder{prog: &Program{file: file}, slotOf: map[*kernel.Task]int32{},
-		objOf: map[*kernel.ThreadGroup]int32{}, open: map[int32]int32{}, semObj: -1}
+		objOf: map[*kernel.ThreadGroup]int32{}, open: map[int32]int32{}, semObj: -1, fileObj: -1}
 	if _, err := replay(file, h, events, Options{}, rec); err != nil {
 		return nil, err
 	}
@@ -131,14 +129,14 @@ type recorder struct {
 	// tasks holds each slot's task on the replay's model.
 	tasks  []*kernel.Task
 	slotOf map[*kernel.Task]int32
-	// objects are what ops touch: a process each (objOf), and the semaphores (semObj,
-	// -1 until a call uses one). born holds the op that made each; objs and wide what
-	// each op touches: its objects, or every object there is.
-	objOf  map[*kernel.ThreadGroup]int32
-	semObj int32
-	born   []int32
-	objs   [][]int32
-	wide   []bool
+	// objects are what ops touch: a process each (objOf), the semaphores (semObj) and
+	// the pidfds (fileObj), each -1 until a call uses one. born holds the op that made
+	// each; objs and wide what each op touches: its objects, or every object there is.
+	objOf           map[*kernel.ThreadGroup]int32
+	semObj, fileObj int32
+	born            []int32
+	objs            [][]int32
+	wide            []bool
 	// open maps a slot to its opStart whose call has not returned.
 	open map[int32]int32
 	err  error
@@ -178,7 +176,7 @@ func (rc *recorder) newSlot(t *kernel.Task, creator int32) int32 {
 	s := int32(len(rc.tasks))
 	rc.tasks = append(rc.tasks, t)
 	rc.slotOf[t] = s
-	rc.prog.slots = append(rc.prog.slots, progSlot{creator: creator})
+	rc.prog.slots = append(rc.prog.slots, progSlot{})
 	if _, ok := rc.objOf[t.ThreadGroup()]; !ok {
 		rc.objOf[t.ThreadGroup()] = rc.newObject(creator)
 	}
@@ -259,6 +257,8 @@ func (rc *recorder) addCall(kind opKind, actor scenario.TaskRef, c scenario.Call
 			args[k].Task = scenario.TaskRef(rc.slot(v.Task))
 		case v.Kind == scenario.ValueSet:
 			rc.prog.sets = max(rc.prog.sets, int(v.Set)+1)
+		case v.Kind == scenario.ValueFile:
+			rc.prog.files = max(rc.prog.files, int(v.File)+1)
 		case actor == scenario.Init && initPidArg(c, k) && v.Int > 0:
 			// A signal init sends, or a wait for one task: the pid as a task.
 			args[k] = scenario.Value{Kind: scenario.ValueTask, Task: scenario.TaskRef(rc.slotByPid(rc.tasks[0], int(v.Int)))}
@@ -373,6 +373,16 @@ func (rc *recorder) result(i int32, actor scenario.TaskRef, res scenario.Result)
 		}
 		rc.prog.ops[start].call.creates = s
 		want.who = s
+		if res.HasFile {
+			want.file, want.hasFile = res.NewFile, true
+			rc.prog.files = max(rc.prog.files, int(res.NewFile)+1)
+			rc.touch(start, rc.pidfds())
+		}
+	case scenario.ResultNewFile:
+		want.file = res.NewFile
+		rc.prog.files = max(rc.prog.files, int(res.NewFile)+1)
+	case scenario.ResultLimit:
+		want.limit = kernel.RLimit{Cur: res.Soft, Max: res.Hard}
 	case scenario.ResultNewSet:
 		want.set = res.NewSet
 		rc.prog.sets = max(rc.prog.sets, int(res.NewSet)+1)
@@ -419,8 +429,8 @@ func (rc *recorder) touchCall(i int32, pc *preparedCall) {
 		if pc.args[0].Kind == scenario.ValueInt {
 			rc.wide[i] = true // kill(0), kill(-1): the caller's group, or everything
 		}
-	case "setpgid", "setsid", "ptrace":
-		rc.wide[i] = true
+	case "setpgid", "setsid", "ptrace", "pidfd_send_signal", "poll":
+		rc.wide[i] = true // a group, or a pidfd's task
 	case "getpriority", "setpriority":
 		rc.wide[i] = pc.args[0].Int != unix.PRIO_PROCESS
 	case "prctl":
@@ -436,13 +446,26 @@ func (rc *recorder) touchCall(i int32, pc *preparedCall) {
 			}
 		}
 	case "execve":
-		rc.touch(i, rc.object(caller.Parent()))
+		rc.touch(i, rc.object(caller.Parent()), rc.fileObj) // the vfork parent; the pidfds exec closes
 	case "semget", "semop", "semtimedop", "semctl":
 		if rc.semObj < 0 {
 			rc.semObj = rc.newObject(-1)
 		}
 		rc.touch(i, rc.semObj)
 	}
+	if uses := slices.ContainsFunc(pc.args, func(v scenario.Value) bool { return v.Kind == scenario.ValueFile }); uses ||
+		pc.name == "pidfd_open" || creates(pc.name) && rc.fileObj >= 0 {
+		// A table of pidfds may be shared (CLONE_FILES) or copied.
+		rc.touch(i, rc.pidfds())
+	}
+}
+
+// pidfds returns the object of the pidfds, made on first use.
+func (rc *recorder) pidfds() int32 {
+	if rc.fileObj < 0 {
+		rc.fileObj = rc.newObject(-1)
+	}
+	return rc.fileObj
 }
 
 // touchChanged records that op i touched every task whose state it changed, the parents
@@ -464,7 +487,7 @@ func (rc *recorder) touchChanged(i int32, before []taskState) {
 			}
 		}
 		if now.exited {
-			rc.touch(i, rc.semObj)
+			rc.touch(i, rc.semObj, rc.fileObj)
 		}
 	}
 }
@@ -530,6 +553,10 @@ type expected struct {
 	code int
 	list []int64
 	set  scenario.SetRef
+	// file is the pidfd pidfd_open opened, or a clone with CLONE_PIDFD where hasFile.
+	file    scenario.FileRef
+	hasFile bool
+	limit   kernel.RLimit
 	// read is an opQuery's.
 	read readValue
 }

@@ -29,6 +29,8 @@ type preparedCall struct {
 	sigset  kernel.SigSet
 	timeout time.Duration
 	ts      unix.Timespec
+	setTID  []int32
+	limit   *kernel.RLimit
 	// creates is the slot of the task a clone makes, -1 for none.
 	creates int32
 	do      func(x caller, pc *preparedCall) outcome
@@ -64,6 +66,14 @@ func prepare(c scenario.Call) (*preparedCall, error) {
 		pc.timeout = -1 // no limit, as a NULL timespec
 		if d, timed := scenario.SemTimeout(c.Args[1].Int); timed {
 			pc.timeout = d
+		}
+	case "clone3":
+		for _, v := range c.Args[2:] {
+			pc.setTID = append(pc.setTID, int32(v.Int)) // pid_t
+		}
+	case "prlimit":
+		if len(c.Args) == 4 {
+			pc.limit = &kernel.RLimit{Cur: uint64(c.Args[2].Int), Max: uint64(c.Args[3].Int)}
 		}
 	}
 	return pc, nil
@@ -106,6 +116,22 @@ func (x caller) pid(pc *preparedCall, i int) int {
 	return nr
 }
 
+// fd is argument i, a pidfd, as the number it is open at in the caller's table, or a number
+// open nowhere when the pass has not opened it or the caller's table does not hold it
+// (EBADF). Any other argument is a pid.
+func (x caller) fd(pc *preparedCall, i int) int {
+	v := pc.args[i]
+	if v.Kind != scenario.ValueFile {
+		return x.pid(pc, i)
+	}
+	if f := x.run.files[v.File]; f != nil {
+		if fd, ok := x.t.FDOf(f); ok {
+			return fd
+		}
+	}
+	return kernel.NoFD
+}
+
 // set is a semaphore argument: the id of a set the pass made, or the number.
 func (x caller) set(pc *preparedCall, i int) int {
 	if v := pc.args[i]; v.Kind == scenario.ValueSet {
@@ -114,15 +140,28 @@ func (x caller) set(pc *preparedCall, i int) int {
 	return pc.cint(i)
 }
 
-// created binds the task a clone made to its slot.
-func (x caller) created(pc *preparedCall, child *kernel.Task, err error) outcome {
+// clone makes clone, clone3, fork or vfork with args, clone3 for clone3. The child is bound
+// to its slot as soon as it is made, so that it can make calls, and be named, while its vfork
+// parent waits; the result carries the pidfd CLONE_PIDFD opened.
+func (x caller) clone(pc *preparedCall, args kernel.CloneArgs, clone3 bool) outcome {
+	var pidfd int // clone(2) writes it to parent_tid
+	args.Pidfd = &pidfd
+	if pc.creates >= 0 {
+		args.Created = func(child *kernel.Task) { x.run.bind(pc.creates, child) }
+	}
+	clone := x.t.Clone
+	if clone3 {
+		clone = x.t.Clone3
+	}
+	child, err := clone(args)
 	if err != nil {
 		return errOutcome(err)
 	}
-	if pc.creates >= 0 {
-		x.run.bind(pc.creates, child)
+	out := outcome{kind: scenario.ResultNewTask, task: child}
+	if args.Flags&unix.CLONE_PIDFD != 0 {
+		out.file = x.t.Pidfd(pidfd)
 	}
-	return outcome{kind: scenario.ResultNewTask, task: child}
+	return out
 }
 
 // outcome is what a call returned in a pass.
@@ -132,9 +171,12 @@ type outcome struct {
 	// n is an Int, a pid, a signal set, a signal or a semaphore id.
 	n    int64
 	task *kernel.Task // a clone's new task
-	how  scenario.WaitHow
-	code int
-	list []int64
+	// file is the pidfd pidfd_open or a clone with CLONE_PIDFD opened.
+	file  *kernel.Pidfd
+	limit kernel.RLimit
+	how   scenario.WaitHow
+	code  int
+	list  []int64
 }
 
 func errOutcome(err error) outcome { return outcome{kind: scenario.ResultErrno, errno: errnoOf(err)} }
@@ -160,6 +202,13 @@ func sigsetOutcome(set kernel.SigSet, err error) outcome {
 		return errOutcome(err)
 	}
 	return outcome{kind: scenario.ResultSigset, n: int64(set)}
+}
+
+func limitOutcome(lim kernel.RLimit, err error) outcome {
+	if err != nil {
+		return errOutcome(err)
+	}
+	return outcome{kind: scenario.ResultLimit, limit: lim}
 }
 
 func doneOutcome(err error) outcome {
@@ -195,17 +244,44 @@ func waitOutcome(r kernel.WaitResult, err error) outcome {
 // reach the kernel.
 var makers = map[string]func(x caller, pc *preparedCall) outcome{
 	"clone": func(x caller, pc *preparedCall) outcome {
-		flags := uint64(pc.word(0))
-		sig := flags & 0xff
-		if len(pc.args) > 1 {
-			sig |= uint64(pc.word(1))
+		flags, sig, clone3 := scenario.CloneCall(pc.args)
+		if !clone3 {
+			sig &= 0xff
 		}
-		child, err := x.t.Clone(kernel.CloneArgs{Flags: flags, ExitSignal: int(sig & 0xff)})
-		return x.created(pc, child, err)
+		return x.clone(pc, kernel.CloneArgs{Flags: flags, ExitSignal: int(sig)}, clone3)
+	},
+	"clone3": func(x caller, pc *preparedCall) outcome {
+		return x.clone(pc, kernel.CloneArgs{Flags: uint64(pc.word(0)), ExitSignal: int(pc.word(1)), SetTID: pc.setTID}, true)
 	},
 	"fork": func(x caller, pc *preparedCall) outcome {
-		child, err := x.t.Fork()
-		return x.created(pc, child, err)
+		return x.clone(pc, kernel.CloneArgs{ExitSignal: int(unix.SIGCHLD)}, false)
+	},
+	"vfork": func(x caller, pc *preparedCall) outcome {
+		return x.clone(pc, kernel.CloneArgs{Flags: unix.CLONE_VFORK | unix.CLONE_VM, ExitSignal: int(unix.SIGCHLD)}, false)
+	},
+	"pidfd_open": func(x caller, pc *preparedCall) outcome {
+		fd, err := x.t.PidfdOpen(x.pid(pc, 0), pc.bits(1))
+		if err != nil {
+			return errOutcome(err)
+		}
+		return outcome{kind: scenario.ResultNewFile, file: x.t.Pidfd(fd)}
+	},
+	"pidfd_send_signal": func(x caller, pc *preparedCall) outcome {
+		return zeroOutcome(x.t.PidfdSendSignal(x.fd(pc, 0), x.pid(pc, 1), pc.bits(2)))
+	},
+	"poll": func(x caller, pc *preparedCall) outcome {
+		readable, err := x.t.Poll(x.fd(pc, 0))
+		if readable {
+			return intOutcome(1, err)
+		}
+		return intOutcome(0, err)
+	},
+	"close": func(x caller, pc *preparedCall) outcome { return zeroOutcome(x.t.Close(x.fd(pc, 0))) },
+	"getrlimit": func(x caller, pc *preparedCall) outcome {
+		return limitOutcome(x.t.Getrlimit(int(uint32(pc.word(0)))))
+	},
+	"prlimit": func(x caller, pc *preparedCall) outcome {
+		return limitOutcome(x.t.Prlimit(x.pid(pc, 0), int(uint32(pc.word(1))), pc.limit))
 	},
 	"execve":     func(x caller, _ *preparedCall) outcome { return zeroOutcome(x.t.Execve()) },
 	"exit":       func(x caller, pc *preparedCall) outcome { return doneOutcome(x.t.Exit(pc.cint(0))) },
@@ -290,7 +366,7 @@ var makers = map[string]func(x caller, pc *preparedCall) outcome{
 		return waitOutcome(r, err)
 	},
 	"waitid": func(x caller, pc *preparedCall) outcome {
-		return waitOutcome(x.t.Waitid(nil, pc.cint(0), x.pid(pc, 1), pc.bits(2)))
+		return waitOutcome(x.t.Waitid(nil, pc.cint(0), x.fd(pc, 1), pc.bits(2)))
 	},
 	"semget": func(x caller, pc *preparedCall) outcome {
 		id, err := x.t.Semget(int32(pc.word(0)), pc.cint(1), pc.cint(2))
@@ -375,14 +451,18 @@ func intErr(n int, err error) (int64, error) { return int64(n), err }
 // again: a read, a wait that reaped nothing, a kill that failed or sent no signal.
 func (pc *preparedCall) unchanged(got outcome) bool {
 	switch pc.name {
-	case "getpid", "gettid", "getppid", "getpgrp", "getpgid", "getsid", "getpriority", "sigpending":
+	case "getpid", "gettid", "getppid", "getpgrp", "getpgid", "getsid", "getpriority", "sigpending", "poll", "getrlimit":
 		return true
+	case "prlimit":
+		return pc.limit == nil || got.kind == scenario.ResultErrno
 	case "wait4":
 		return pc.bits(1)&unix.WNOHANG != 0 && got.kind != scenario.ResultWait
 	case "waitid":
 		return pc.bits(2)&unix.WNOHANG != 0 && (got.kind != scenario.ResultWait || pc.bits(2)&unix.WNOWAIT != 0)
 	case "kill", "tkill", "tgkill":
 		return got.kind == scenario.ResultErrno || pc.args[len(pc.args)-1].Int == 0
+	case "pidfd_send_signal":
+		return got.kind == scenario.ResultErrno || pc.args[1].Int == 0
 	case "semctl":
 		return slices.Contains([]int{abi.GETVAL, abi.GETALL, abi.GETNCNT, abi.GETZCNT, abi.GETPID, unix.IPC_STAT}, pc.cint(2))
 	}

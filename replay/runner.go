@@ -33,9 +33,10 @@ type Runner struct {
 	p      *Program
 	worker *kernel.Task
 	slots  []slotState
-	// sets holds, by the replay's set ref, the id of each semaphore set the pass made; -1
-	// before the pass makes it.
-	sets []int
+	// sets holds, by the replay's set ref, the id of each semaphore set the pass made, -1
+	// before the pass makes it; files, by the replay's file ref, each pidfd it opened.
+	sets  []int
+	files []*kernel.Pidfd
 	// The pass's: abort closes when it stops early, failure says why; progress counts the
 	// ops done, which init watches (stall, seen) while it waits.
 	abort    chan struct{}
@@ -72,7 +73,8 @@ const (
 // NewRunner returns a Runner whose passes run under worker, which must be able to create a
 // pid namespace (CAP_SYS_ADMIN) and have no other children.
 func (p *Program) NewRunner(worker *kernel.Task) *Runner {
-	r := &Runner{p: p, worker: worker, slots: make([]slotState, len(p.slots)), sets: make([]int, p.sets)}
+	r := &Runner{p: p, worker: worker, slots: make([]slotState, len(p.slots)), sets: make([]int, p.sets),
+		files: make([]*kernel.Pidfd, p.files)}
 	for i := range r.slots {
 		r.slots[i].wake = make(chan struct{}, 1)
 	}
@@ -129,6 +131,7 @@ func (r *Runner) reset() {
 	for i := range r.sets {
 		r.sets[i] = -1
 	}
+	clear(r.files)
 	r.abort = make(chan struct{})
 	r.aborted.Store(false)
 	r.failure.Store(nil)
@@ -313,75 +316,14 @@ func (r *Runner) call(x caller, pc *preparedCall) outcome {
 	return out
 }
 
-// taskOf returns slot s's task, finding it first if its creator's call has made it but not
-// returned.
-func (r *Runner) taskOf(s int32) *kernel.Task {
-	if t := r.slots[s].task.Load(); t != nil {
-		return t
-	}
-	return r.findMade(s)
-}
+// taskOf returns slot s's task, nil before the call that creates it has.
+func (r *Runner) taskOf(s int32) *kernel.Task { return r.slots[s].task.Load() }
 
 // bind makes t slot s's task; it fails the pass if the slot has another.
 func (r *Runner) bind(s int32, t *kernel.Task) {
 	if !r.slots[s].task.CompareAndSwap(nil, t) && r.slots[s].task.Load() != t {
 		r.fail(fmt.Errorf("%s: the replay's task %d is bound to two tasks", r.p.file, s))
 	}
-}
-
-// findMade finds the task that slot s's creating call, still in progress (a vfork waiting
-// for its child), has made: in its caller's pid namespace, the one task of no slot that is
-// the caller's child, or failing one a thread of its process, or failing one a child of its
-// parent (CLONE_PARENT).
-func (r *Runner) findMade(s int32) *kernel.Task {
-	c := r.p.slots[s].creator
-	if c < 0 {
-		return nil
-	}
-	parent := r.slots[r.p.ops[c].slot].task.Load()
-	if parent == nil {
-		return nil
-	}
-	var found [3][]*kernel.Task
-	ns := parent.Namespace()
-	for nr, seen := 1, 0; nr <= ns.PIDMax() && seen < ns.Allocated(); nr++ {
-		u := ns.Lookup(nr)
-		if u == nil {
-			continue
-		}
-		seen++
-		if u.Exited() || r.bound(u) {
-			continue
-		}
-		switch p := u.Parent(); {
-		case u.ThreadGroup() == parent.ThreadGroup():
-			found[1] = append(found[1], u)
-		case p == parent:
-			found[0] = append(found[0], u)
-		case p != nil && p == parent.Parent():
-			found[2] = append(found[2], u)
-		}
-	}
-	for _, kind := range found {
-		if len(kind) == 1 {
-			r.bind(s, kind[0])
-			return r.slots[s].task.Load()
-		}
-		if len(kind) > 1 {
-			return nil
-		}
-	}
-	return nil
-}
-
-// bound reports whether u is a slot's task.
-func (r *Runner) bound(u *kernel.Task) bool {
-	for i := range r.slots {
-		if r.slots[i].task.Load() == u {
-			return true
-		}
-	}
-	return false
 }
 
 // matches reports whether got, a result of viewer's call, is what the replay's model
@@ -403,7 +345,11 @@ func (r *Runner) matches(want *expected, got outcome, viewer *kernel.Task) bool 
 	case scenario.ResultPid:
 		return r.names(want, got.n, viewer)
 	case scenario.ResultNewTask:
-		return got.task != nil && r.taskOf(want.who) == got.task
+		return got.task != nil && r.taskOf(want.who) == got.task && (!want.hasFile || r.sameFile(want.file, got.file))
+	case scenario.ResultNewFile:
+		return r.sameFile(want.file, got.file)
+	case scenario.ResultLimit:
+		return got.limit == want.limit
 	case scenario.ResultNewSet:
 		return r.sameSet(want.set, int(got.n))
 	case scenario.ResultList:
@@ -433,6 +379,17 @@ func (r *Runner) sameSet(ref scenario.SetRef, id int) bool {
 		r.sets[ref] = id
 	}
 	return r.sets[ref] == id
+}
+
+// sameFile reports whether f is the pass's pidfd for ref, binding it if the pass had none.
+func (r *Runner) sameFile(ref scenario.FileRef, f *kernel.Pidfd) bool {
+	if f == nil {
+		return false
+	}
+	if r.files[ref] == nil {
+		r.files[ref] = f
+	}
+	return r.files[ref] == f
 }
 
 func (r *Runner) errorf(op *progOp, format string, args ...any) error {
@@ -468,6 +425,10 @@ func (o outcome) text(who string) string {
 		return who + " " + waitText(scenario.Result{How: o.how, Code: o.code})
 	case scenario.ResultNewSet:
 		return fmt.Sprintf("set %d", o.n)
+	case scenario.ResultNewFile:
+		return "a pidfd"
+	case scenario.ResultLimit:
+		return limitText(o.limit.Cur) + " " + limitText(o.limit.Max)
 	case scenario.ResultList:
 		return fmt.Sprint(o.list)
 	case scenario.ResultSigset:
@@ -488,5 +449,5 @@ func (e expected) String() string {
 	if e.kind == scenario.ResultNewSet {
 		n = int64(e.set)
 	}
-	return outcome{kind: e.kind, errno: e.errno, n: n, how: e.how, code: e.code, list: e.list}.text(who)
+	return outcome{kind: e.kind, errno: e.errno, n: n, limit: e.limit, how: e.how, code: e.code, list: e.list}.text(who)
 }

@@ -58,13 +58,7 @@ func FuzzParse(f *testing.F) {
 // Any trace that parses replays on the model without panicking or hanging, and its counts
 // add up.
 func FuzzReplay(f *testing.F) {
-	for _, file := range []string{"sem", "threadexec", "unshare", "timeout"} {
-		data, err := os.ReadFile("../testdata/traces/" + file + ".strace")
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(data))
-	}
+	addTraces(f, "sem", "threadexec", "unshare", "timeout")
 	f.Fuzz(func(t *testing.T, src string) {
 		h, events, err := Parse("f.strace", strings.NewReader(src))
 		if err != nil || len(events) > 200 {
@@ -99,13 +93,7 @@ func FuzzReplay(f *testing.F) {
 // passes, two side by side on one model, neither panic nor hang, give every call the result
 // the replay's model gave it, and leave nothing behind.
 func FuzzCompile(f *testing.F) {
-	for _, file := range []string{"sem", "threadexec", "unshare", "timeout", "nice"} {
-		data, err := os.ReadFile("../testdata/traces/" + file + ".strace")
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(data))
-	}
+	addTraces(f, "sem", "threadexec", "unshare", "timeout", "nice")
 	f.Fuzz(func(t *testing.T, src string) {
 		h, events, err := Parse("f.strace", strings.NewReader(src))
 		if err != nil || len(events) > 200 {
@@ -155,4 +143,15 @@ func FuzzCompile(f *testing.F) {
 			t.Fatalf("the compile or a pass hangs")
 		}
 	})
+}
+
+// addTraces adds the recorded traces of those names to f's corpus.
+func addTraces(f *testing.F, names ...string) {
+	for _, name := range names {
+		data, err := os.ReadFile("../testdata/traces/" + name + ".strace")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(data))
+	}
 }

@@ -194,13 +194,23 @@ func (t *Task) takeTraceStopLocked(tracer *Task) {
 // leaveKernel ends a stretch of a call during which the thread could take
 // no ptrace stop (jobctlInKernel): the stops it came to owe meanwhile are
 // taken now, after any ptrace_event stop the call raised, which comes
-// first.
+// first, and so is a group stop it owes or that no thread could start.
 func (t *Task) leaveKernel() {
-	// The process lock guards the thread's ptrace state.
-	t.tg.mu.Lock()
+	tg := t.tg
+	var b exitBatch
+	defer b.run(t.k)
+	// The process lock guards the thread's ptrace and signal state.
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
 	t.jobctl.clear(jobctlInKernel)
+	t.joinStopLocked()
+	// What no thread could dequeue while it slept: the signals waiting
+	// on the queues, then the stop signals.
+	t.takeUnblockedLocked(&b)
+	if tg.stopPending != 0 && !tg.stopped && !tg.groupExiting {
+		tg.k.goAsync(tg.doSignalStop)
+	}
 	t.nextTraceEventLocked()
-	t.tg.mu.Unlock()
 }
 
 // eventStopCodeLocked is the code of a PTRACE_EVENT_STOP trap: the group

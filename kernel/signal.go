@@ -217,6 +217,12 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 	if target != nil && target.catchForWaitLocked(sig, shared, force) { // +checklocksignore: target is a thread of tg
 		return
 	}
+	if target == nil && shared && tg.catchForAnyWaitLocked(sig, force) {
+		// Nobody wants it now, a thread in sigtimedwait for it because
+		// it is woken already (a trap it owes): it dequeues it from the
+		// process's queue all the same.
+		return
+	}
 	if tg.queueHeldLocked(target, shared, sig) {
 		return
 	}
@@ -271,6 +277,17 @@ func (tg *ThreadGroup) sendSignalToLocked(target *Task, shared bool, sig int, fo
 			}
 			return
 		}
+	}
+	if sig != int(unix.SIGKILL) && !tg.stopped && tg.signalActionLocked(sig, force) != sigIgnored &&
+		tg.sleepersWithSignalLocked(target, shared) {
+		// Nobody can take it now (wants_signal): it waits on its queue
+		// until a thread leaves its call (leaveKernel).
+		if shared {
+			tg.sharedQueueLocked().add(sig)
+		} else {
+			target.makeSigsLocked().pending.add(sig) // +checklocksignore: target is a thread of tg
+		}
+		return
 	}
 	if !shared && tg.stopped && sig != int(unix.SIGKILL) && tg.signalActionLocked(sig, force) != sigIgnored {
 		// A stopped thread dequeues nothing: a signal sent to it waits

@@ -283,7 +283,9 @@ func (t *Task) takeUnblockedLocked(b *exitBatch) {
 			t.traceSignalLocked(sig, shared)
 			continue
 		}
-		if tg.stopPending != 0 || tg.stopped {
+		if tg.stopped || tg.stopPending != 0 && lowestSignal(tg.stopPending) < sig {
+			// A stop comes first (next_signal's order): a stopped
+			// thread dequeues nothing more.
 			tg.pendingSigs |= sigBit(sig)
 			continue
 		}

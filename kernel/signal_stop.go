@@ -45,7 +45,7 @@ func (tg *ThreadGroup) doSignalStop() {
 	// The process lock guards its job-control state; the group lock,
 	// taken first, keeps the orphan test true while it is used.
 	tg.mu.Lock()
-	if tg.execTask != nil && !tg.groupExiting {
+	if tg.execTask != nil && !tg.groupExiting || !tg.anyThreadDequeuesLocked() {
 		tg.mu.Unlock()
 		g.mu.Unlock()
 		return
@@ -72,6 +72,64 @@ func (tg *ThreadGroup) doSignalStop() {
 	if stopped {
 		tg.notifyParentJobctl()
 	}
+}
+
+// anyThreadDequeuesLocked reports whether a thread of tg can dequeue a
+// stop signal now: one running that is not asleep killably inside a call
+// (a vfork parent's wait), where no stop signal wakes it. When none can,
+// the stop signals stay pending until a thread leaves its call
+// (leaveKernel).
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) anyThreadDequeuesLocked() bool {
+	found := false
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		found = found || t.state.Load() == taskRunning && (!t.jobctl.has(jobctlInKernel) || t.intrArmed)
+	}
+	return found
+}
+
+// sleepersWithSignalLocked reports whether a signal sent to target (a
+// thread-directed one) or to the process (shared) finds no thread to take
+// it because each it could go to sleeps killably in a call (a vfork
+// parent's wait) with a signal already pending: wants_signal passes over
+// a thread that has one, and no stop or handled signal wakes such a sleep.
+//
+// Preconditions: tg.mu is held; target, if not nil, is a thread of tg.
+//
+// +checklocks:tg.mu
+func (tg *ThreadGroup) sleepersWithSignalLocked(target *Task, shared bool) bool {
+	if shared {
+		return (tg.stopPending != 0 || tg.sharedPending != nil && tg.sharedPending.set != 0) &&
+			!tg.anyThreadDequeuesLocked()
+	}
+	return tg.sleepsWithSignalLocked(target)
+}
+
+// sleepsWithSignalLocked reports whether thread t of tg sleeps killably in
+// a call with a signal it does not block already pending for it.
+//
+// Preconditions: tg.mu is held; t is a thread of tg.
+//
+// +checklocks:tg.mu
+// +checklocksignore: t is a thread of tg, which checklocks cannot see;
+// assertProcessLocked checks it at run time.
+func (tg *ThreadGroup) sleepsWithSignalLocked(t *Task) bool {
+	t.assertProcessLocked()
+	if !t.jobctl.has(jobctlInKernel) || t.intrArmed {
+		return false
+	}
+	pending := SigSet(tg.stopPending)
+	if tg.sharedPending != nil {
+		pending |= tg.sharedPending.set
+	}
+	if s := t.sigsLocked(); s != nil {
+		pending |= s.pending.set
+	}
+	return pending&^t.blockedLocked() != 0
 }
 
 // actOnKeptSignalsLocked acts on the signals that untraced threads kept
@@ -127,6 +185,14 @@ func (tg *ThreadGroup) interruptSleepersForStopLocked(sig int) int32 {
 	n := int32(0)
 	for t := tg.threads.head; t != nil; t = t.threadLink.next {
 		t.assertProcessLocked() // +checklocksforce: t is a thread of tg
+		if t.jobctl.has(jobctlInKernel) && !t.intrArmed && t.tracer.Load() == nil && t.state.Load() == taskRunning {
+			// Asleep killably in a call (a vfork parent's wait): no
+			// stop wakes it, and it takes part once the call returns
+			// (leaveKernel), as its get_signal runs only then.
+			t.jobctl.set(jobctlStopInCall)
+			n++
+			continue
+		}
 		if !t.intrArmed || t.state.Load() != taskRunning {
 			continue
 		}

@@ -65,7 +65,8 @@ func (t *Task) Sigsuspend(ctx context.Context, mask SigSet) error {
 // get_signal has nothing more for it (no stop left, no signal the call's
 // mask lets through), the thread gets its own mask back
 // (restore_saved_sigmask), which lets it take what the call's mask held
-// back, and the restarted call sets that mask again.
+// back (a handler that runs then returns into the restarted call), and
+// the restarted call sets that mask again.
 func (t *Task) restartSigsuspend(saved, mask SigSet) {
 	var b exitBatch
 	defer b.run(t.k)
@@ -75,6 +76,9 @@ func (t *Task) restartSigsuspend(saved, mask SigSet) {
 	if t.state.Load() == taskRunning {
 		t.setBlockedLocked(saved, &b)
 		t.setBlockedLocked(mask, &b)
+		// A handler that runs now returns into the restarted call: it
+		// does not end it.
+		t.takeLocked(false)
 	}
 }
 
@@ -217,4 +221,21 @@ func (t *Task) catchForWaitLocked(sig int, shared, force bool) bool {
 	}
 	t.interruptLocked(sig)
 	return true
+}
+
+// catchForAnyWaitLocked is catchForWaitLocked for a process-directed sig
+// no thread wants: the first thread of tg in sigtimedwait for it takes it.
+//
+// Preconditions: tg.mu is held.
+//
+// +checklocks:tg.mu
+// +checklocksignore: the threads are tg's, which checklocks cannot see;
+// catchForWaitLocked asserts it at run time.
+func (tg *ThreadGroup) catchForAnyWaitLocked(sig int, force bool) bool {
+	for t := tg.threads.head; t != nil; t = t.threadLink.next {
+		if t.catchForWaitLocked(sig, true, force) {
+			return true
+		}
+	}
+	return false
 }
